@@ -1,0 +1,50 @@
+import { Command, Option } from 'clipanion';
+import type { RawConfig } from '../lib/config.js';
+import { parseNodeFlags } from '../lib/config.js';
+
+/**
+ * Clipanion's run() prints a failing command's error to stdout; keeping the error here lets
+ * runCli print it to stderr and choose the exit code from its class.
+ */
+export abstract class LbdnsCommand extends Command {
+  failure: unknown;
+
+  override async catch(error: unknown): Promise<void> {
+    this.failure = error;
+  }
+}
+
+/** The inputs every command shares: a config file and/or flags describing the cluster. */
+export abstract class InputCommand extends LbdnsCommand {
+  config = Option.String('--config', { description: 'YAML or JSON file with the same settings; flags win over it' });
+  example = Option.Boolean('--example', false, { description: 'Use the built-in example cluster (no cluster, no network)' });
+  domain = Option.String('--domain', { description: "The cluster's base domain, e.g. mycluster.example.com" });
+  role = Option.String('--role', { description: 'control-plane (default) or bootstrap (api-int only)' });
+  apiLb = Option.Array('--api-lb', { description: 'External API LB: IP or hostname (repeatable)' });
+  apiIntLb = Option.Array('--api-int-lb', { description: 'Internal API LB: IP or hostname (repeatable)' });
+  ingressLb = Option.Array('--ingress-lb', { description: 'Ingress LB for *.apps: IP or hostname (repeatable)' });
+  node = Option.Array('--node', { description: 'NAME=IP node record (repeatable; repeat a name for dual stack)' });
+  upstream = Option.Array('--upstream', { description: 'Upstream resolver IP (repeatable); default: from --resolv-conf' });
+  resolvConf = Option.String('--resolv-conf', { description: 'File the upstream resolvers come from (default /etc/resolv.conf)' });
+  dnsServer = Option.Array('--dns-server', { description: 'HOST[:PORT] lbdns asks for LB hostnames (repeatable); default: the system resolvers' });
+  template = Option.String('--template', { description: 'Eta template file to render instead of the built-in one' });
+  ttl = Option.String('--ttl', { description: 'TTL of the served records in seconds (default 60)' });
+  reloadInterval = Option.String('--reload-interval', { description: 'CoreDNS reload interval, >= 2s (default 2s)' });
+  reloadJitter = Option.String('--reload-jitter', { description: 'CoreDNS reload jitter, >= 1s (default 1s)' });
+
+  /** The flags as a config, so they merge with a file field by field. */
+  protected flagConfig(): RawConfig {
+    return {
+      domain: this.domain,
+      role: this.role,
+      loadBalancers: { api: this.apiLb, apiInt: this.apiIntLb, ingress: this.ingressLb },
+      nodes: this.node === undefined ? undefined : parseNodeFlags(this.node),
+      upstreams: this.upstream,
+      resolvConf: this.resolvConf,
+      dnsServers: this.dnsServer,
+      template: this.template,
+      ttl: this.ttl,
+      reload: { interval: this.reloadInterval, jitter: this.reloadJitter },
+    };
+  }
+}

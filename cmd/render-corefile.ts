@@ -1,0 +1,27 @@
+import { Command, Option } from 'clipanion';
+import { renderCorefileCommand } from '../lib/commands/render-corefile.js';
+import { InputCommand } from './options.js';
+
+export class RenderCorefileCommand extends InputCommand {
+  static override paths = [['render-corefile']];
+  static override usage = Command.Usage({
+    description: 'Render the Corefile once: gather LB data, resolve hostnames, write it atomically',
+    examples: [
+      ['Print the Corefile of the built-in example', 'lbdns render-corefile --example'],
+      ['Write a Corefile for a cluster', 'lbdns render-corefile --domain c1.example.com --api-lb 10.0.0.10 --api-int-lb 10.0.0.11 --ingress-lb lb.example.net --out /etc/coredns/Corefile'],
+    ],
+  });
+
+  out = Option.String('--out', { description: 'Where to write the Corefile (atomically); - or absent for stdout' });
+  diff = Option.Boolean('--diff', false, { description: 'Show what would change in --out without writing' });
+
+  override async execute(): Promise<number> {
+    return renderCorefileCommand({
+      configFile: this.config,
+      example: this.example,
+      flags: { ...this.flagConfig(), out: this.out },
+      diff: this.diff,
+      io: this.context,
+    });
+  }
+}

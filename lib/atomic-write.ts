@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { WriteError } from './errors.js';
+
+export interface WriteResult {
+  readonly written: boolean;
+  /** The file actually compared and replaced: the symlink's target when `path` is a symlink. */
+  readonly path: string;
+}
+
+const NEW_FILE_MODE = 0o644;
+
+/**
+ * A temp file this old cannot belong to a write still in progress (one takes milliseconds), so
+ * its writer was killed between create and rename. Age is the test rather than "not one of this
+ * process's writes" because the directory may be shared with another process (a one-shot
+ * `render` next to the monitor, or a second container on the same volume) whose live temp file
+ * must not be pulled from under it; its pid is no help either, being from another pid namespace.
+ */
+const STALE_TEMP_AGE_MS = 60_000;
+
+function tempFilePrefix(base: string): string {
+  return `.${base}.lbdns-`;
+}
+
+function tempFilePattern(base: string): RegExp {
+  const escaped = tempFilePrefix(base).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped}\\d+-[0-9a-f]+\\.tmp$`);
+}
+
+/** Replaces `path` with `content` atomically, or does nothing when the bytes on disk are already equal. */
+export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<WriteResult> {
+  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  const target = await resolveTarget(path);
+  const current = await readCurrent(target);
+  if (current && current.bytes.equals(bytes)) return { written: false, path: target };
+
+  const dir = dirname(target);
+  const base = basename(target);
+  await removeStaleTempFiles(dir, base);
+
+  const tempPath = join(dir, `${tempFilePrefix(base)}${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  let step = 'creating the temporary file';
+  let handle: FileHandle | undefined;
+  let created = false;
+  try {
+    handle = await open(tempPath, 'wx', 0o600);
+    created = true;
+    step = 'writing the temporary file';
+    // writeFile loops over short writes: a plain write() returns a short count, not an error,
+    // when the disk or RLIMIT_FSIZE runs out midway.
+    await handle.writeFile(bytes);
+    if (current && (current.uid !== process.getuid?.() || current.gid !== process.getgid?.())) {
+      step = 'setting its owner';
+      // A root writer would otherwise hand a 0600 file owned by the coredns user to root, and CoreDNS could no longer read it.
+      await handle.chown(current.uid, current.gid);
+    }
+    step = 'setting its mode';
+    // fchmod rather than open's mode argument: the umask must not decide who can read the Corefile.
+    // After chown, which clears set-id bits.
+    await handle.chmod(current ? current.mode : NEW_FILE_MODE);
+    step = 'syncing it to disk';
+    await handle.sync();
+    step = 'closing it';
+    const closing = handle;
+    handle = undefined;
+    await closing.close();
+    step = 'renaming it over the target';
+    await rename(tempPath, target);
+    created = false;
+  } catch (err) {
+    await handle?.close().catch(() => undefined);
+    if (created) await rm(tempPath, { force: true }).catch(() => undefined);
+    throw writeError(target, step, err, 'the previous content is still in place');
+  }
+
+  try {
+    await syncDirectory(dir);
+  } catch (err) {
+    throw writeError(target, 'syncing the directory', err, 'the new content is in place but may be lost if the node crashes now');
+  }
+  return { written: true, path: target };
+}
+
+/**
+ * Writes go to the symlink's target, next to the real file: replacing the link itself with a
+ * regular file would silently detach it from whatever the link pointed at (a file on a mounted
+ * volume, a file another tool keeps updated).
+ */
+async function resolveTarget(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch (err) {
+    if (errCode(err) !== 'ENOENT') throw writeError(path, 'resolving the path', err, 'nothing was written');
+  }
+  const link = await lstat(path).catch(() => null);
+  if (link?.isSymbolicLink()) {
+    throw new WriteError(
+      `cannot write ${path}: it is a symlink whose target does not exist; nothing was written. Create the target's directory or point the output at a regular file path`,
+    );
+  }
+  return path;
+}
+
+interface CurrentFile {
+  readonly bytes: Buffer;
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+async function readCurrent(target: string): Promise<CurrentFile | null> {
+  const step = 'reading the current file';
+  let info;
+  try {
+    info = await stat(target);
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return null;
+    throw writeError(target, step, err, 'nothing was written');
+  }
+  if (!info.isFile()) {
+    throw new WriteError(`cannot write ${target}: it exists and is not a regular file; nothing was written. Remove it or choose another output path`);
+  }
+  try {
+    return { bytes: await readFile(target), mode: info.mode & 0o7777, uid: info.uid, gid: info.gid };
+  } catch (err) {
+    throw writeError(target, step, err, 'nothing was written');
+  }
+}
+
+async function removeStaleTempFiles(dir: string, base: string): Promise<void> {
+  const pattern = tempFilePattern(base);
+  // Best effort: a leftover temp file wastes space but must never stop the Corefile from being written.
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const now = Date.now();
+  await Promise.all(
+    names
+      .filter((name) => pattern.test(name))
+      .map(async (name) => {
+        const file = join(dir, name);
+        const info = await lstat(file).catch(() => null);
+        if (info?.isFile() && now - info.mtimeMs > STALE_TEMP_AGE_MS) await rm(file, { force: true }).catch(() => undefined);
+      }),
+  );
+}
+
+/** Without this the rename may not survive a power loss even though the file's data does. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function errCode(err: unknown): string | undefined {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+function writeError(target: string, step: string, err: unknown, outcome: string): WriteError {
+  const detail = err instanceof Error ? err.message : String(err);
+  const hint =
+    errCode(err) === 'EBUSY'
+      ? 'The file is a mount point (for example a Kubernetes subPath mount), which cannot be replaced atomically; mount its directory instead'
+      : `Check free disk space and inodes on ${dirname(target)}, write permission on that directory, and whether it is mounted read-only`;
+  return new WriteError(`cannot write ${target}: ${step} failed: ${detail}; ${outcome}. ${hint}`, { cause: err });
+}

@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError, ValidationError } from './errors.js';
+
+/**
+ * The inputs as a config file or the flags give them: shape-checked, not yet validated.
+ * Flags win over the file field by field (`mergeConfig`).
+ */
+export interface RawConfig {
+  domain?: string;
+  role?: string;
+  loadBalancers?: { api?: string[]; apiInt?: string[]; ingress?: string[] };
+  /** Node name → its IPs. */
+  nodes?: Record<string, string[]>;
+  /** Explicit upstream resolvers; when absent they come from `resolvConf`. */
+  upstreams?: string[];
+  resolvConf?: string;
+  /** Resolvers lbdns itself asks for LB hostnames ('IP' or 'IP:PORT'); default: the system's. */
+  dnsServers?: string[];
+  template?: string;
+  out?: string;
+  ttl?: number | string;
+  reload?: { interval?: number | string; jitter?: number | string };
+}
+
+type Shape = 'string' | 'strings' | 'scalar' | { [key: string]: Shape } | 'nodes';
+
+const SHAPE: Shape = {
+  domain: 'string',
+  role: 'string',
+  loadBalancers: { api: 'strings', apiInt: 'strings', ingress: 'strings' },
+  nodes: 'nodes',
+  upstreams: 'strings',
+  resolvConf: 'string',
+  dnsServers: 'strings',
+  template: 'string',
+  out: 'string',
+  ttl: 'scalar',
+  reload: { interval: 'scalar', jitter: 'scalar' },
+};
+
+function checkShape(path: string, value: unknown, shape: Shape): void {
+  const bad = (what: string): never => {
+    throw new ValidationError(path, value, `is not ${what}`, 'fix the config file');
+  };
+  if (shape === 'string') {
+    if (typeof value !== 'string') bad('a string');
+  } else if (shape === 'scalar') {
+    if (typeof value !== 'string' && typeof value !== 'number') bad('a number or a string');
+  } else if (shape === 'strings') {
+    if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) bad('a list of strings');
+  } else if (shape === 'nodes') {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) bad('a map of node name to a list of IPs');
+    for (const [name, ips] of Object.entries(value as object)) checkShape(`${path}.${name}`, ips, 'strings');
+  } else {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) bad('a map');
+    for (const [key, child] of Object.entries(value as object)) {
+      const childShape = shape[key];
+      const where = path ? `${path}.${key}` : key;
+      if (childShape === undefined) {
+        throw new ValidationError(where, child, 'is not a known setting', `known settings here: ${Object.keys(shape).join(', ')}`);
+      }
+      checkShape(where, child, childShape);
+    }
+  }
+}
+
+/** Parses a YAML or JSON config file (JSON is YAML) and checks its shape. */
+export function parseConfig(text: string, source: string): RawConfig {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${source}: not valid YAML or JSON: ${(err as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  try {
+    checkShape('', doc, SHAPE);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new ConfigError(`${source}: ${err.message}`);
+    throw err;
+  }
+  return doc as RawConfig;
+}
+
+export async function loadConfigFile(path: string): Promise<RawConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`--config ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return parseConfig(text, path);
+}
+
+/** Field by field, `over` wins where it says something. */
+export function mergeConfig(base: RawConfig, over: RawConfig): RawConfig {
+  const defined = <T extends object>(o: T | undefined): Partial<T> =>
+    Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+  return {
+    ...base,
+    ...defined(over),
+    loadBalancers: { ...base.loadBalancers, ...defined(over.loadBalancers) },
+    reload: { ...base.reload, ...defined(over.reload) },
+  };
+}
+
+/** `--node NAME=IP`, repeatable; a name given twice collects both addresses (dual stack). */
+export function parseNodeFlags(values: readonly string[]): Record<string, string[]> {
+  const nodes: Record<string, string[]> = Object.create(null);
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    if (eq <= 0) throw new ValidationError('--node', value, 'is not NAME=IP', 'e.g. --node master-0=10.0.0.5');
+    const name = value.slice(0, eq);
+    (nodes[name] ??= []).push(value.slice(eq + 1));
+  }
+  return nodes;
+}

@@ -1,0 +1,227 @@
+import { RenderError } from './errors.js';
+import { canonicalIp, ipFamily } from './ip.js';
+import { LIMITS } from './model.js';
+
+/*
+ * CoreDNS ignores a Corefile that does not parse, but one that parses and then fails at
+ * query time (a bad `answer` RR makes every matching query SERVFAIL) or at plugin setup
+ * becomes the live config at the next restart. So the rendered text is checked here,
+ * with CoreDNS's own lexing rules, before it may be written.
+ */
+
+interface Token {
+  readonly text: string;
+  readonly line: number;
+  readonly quoted: boolean;
+}
+
+/** Caddyfile lexing as CoreDNS does it: whitespace-separated words, "quoted" words with \ escapes, # comments. */
+export function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let line = 1;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    if (c === '\n') {
+      line++;
+      i++;
+    } else if (/\s/.test(c)) {
+      i++;
+    } else if (c === '#') {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '"') {
+      const start = line;
+      let word = '';
+      i++;
+      while (i < text.length && text[i] !== '"') {
+        if (text[i] === '\\' && (text[i + 1] === '"' || text[i + 1] === '\\')) i++;
+        if (text[i] === '\n') line++;
+        word += text[i];
+        i++;
+      }
+      if (i >= text.length) throw new RenderError(`Corefile line ${start}: unterminated quoted string`);
+      i++;
+      tokens.push({ text: word, line: start, quoted: true });
+    } else {
+      let word = '';
+      while (i < text.length && !/\s/.test(text[i] as string)) word += text[i++];
+      tokens.push({ text: word, line, quoted: false });
+    }
+  }
+  return tokens;
+}
+
+interface Directive {
+  readonly name: string;
+  readonly args: readonly Token[];
+  readonly line: number;
+  /** Lines of the directive's block, each a list of tokens; null without a block. */
+  readonly block: Token[][] | null;
+}
+
+interface ServerBlock {
+  readonly keys: readonly string[];
+  readonly directives: readonly Directive[];
+}
+
+const isOpen = (t: Token | undefined): boolean => t !== undefined && !t.quoted && t.text === '{';
+const isClose = (t: Token | undefined): boolean => t !== undefined && !t.quoted && t.text === '}';
+
+function groupLines(tokens: readonly Token[]): Token[][] {
+  const lines: Token[][] = [];
+  for (const t of tokens) {
+    const last = lines.at(-1);
+    if (last && last[0]?.line === t.line) last.push(t);
+    else lines.push([t]);
+  }
+  return lines;
+}
+
+function parseServerBlocks(text: string): ServerBlock[] {
+  const lines = groupLines(tokenize(text));
+  const blocks: ServerBlock[] = [];
+  let i = 0;
+  const fail = (line: number | undefined, msg: string): never => {
+    throw new RenderError(`Corefile line ${line ?? '?'}: ${msg}`);
+  };
+  while (i < lines.length) {
+    const head = lines[i++] as Token[];
+    if (!isOpen(head.at(-1))) fail(head[0]?.line, `expected a server block "KEY {", found "${head.map((t) => t.text).join(' ')}"`);
+    const keys = head.slice(0, -1).map((t) => t.text);
+    if (keys.length === 0) fail(head[0]?.line, 'server block without a zone');
+    const directives: Directive[] = [];
+    for (;;) {
+      const l = lines[i++];
+      if (l === undefined) fail(head[0]?.line, 'server block is never closed');
+      const first = (l as Token[])[0] as Token;
+      if (isClose(first)) {
+        if (l!.length > 1) fail(first.line, 'unexpected text after "}"');
+        break;
+      }
+      if (isOpen(first) || first.quoted) fail(first.line, `expected a directive, found "${first.text}"`);
+      const hasBlock = isOpen(l!.at(-1));
+      const args = l!.slice(1, hasBlock ? -1 : undefined);
+      if (args.some((t) => !t.quoted && (t.text === '{' || t.text === '}'))) fail(first.line, 'unexpected brace');
+      let block: Token[][] | null = null;
+      if (hasBlock) {
+        block = [];
+        for (;;) {
+          const inner = lines[i++];
+          if (inner === undefined) fail(first.line, `block of "${first.text}" is never closed`);
+          if (isClose(inner![0])) {
+            if (inner!.length > 1) fail(inner![0]!.line, 'unexpected text after "}"');
+            break;
+          }
+          if (inner!.some((t) => !t.quoted && (t.text === '{' || t.text === '}'))) fail(inner![0]!.line, 'nested blocks are not expected here');
+          block.push(inner!);
+        }
+      }
+      directives.push({ name: first.text, args, line: first.line, block });
+    }
+    blocks.push({ keys, directives });
+  }
+  if (blocks.length === 0) throw new RenderError('Corefile has no server block');
+  return blocks;
+}
+
+const RR_TYPES = new Set(['A', 'AAAA', 'ANY', 'CNAME', 'TXT', 'SRV', 'PTR', 'MX', 'NS', 'SOA']);
+const CLASSES = new Set(['IN', 'CH', 'HS', 'ANY']);
+const NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.?$/i;
+
+function checkAnswer(answer: Token, blockType: string): void {
+  const fail = (msg: string): never => {
+    throw new RenderError(`Corefile line ${answer.line}: answer "${answer.text}" ${msg}`);
+  };
+  const text = answer.text.replaceAll('{{ .Name }}', 'probe.example.');
+  if (text.includes('{{') || text.includes('}}')) fail('uses a template action other than {{ .Name }}');
+  const fields = text.trim().split(/\s+/);
+  if (fields.length !== 5) fail('is not "NAME TTL CLASS TYPE DATA"');
+  const [name, ttl, cls, type, data] = fields as [string, string, string, string, string];
+  if (!NAME.test(name) && name !== 'probe.example.') fail(`has an invalid owner name "${name}"`);
+  if (!/^[0-9]+$/.test(ttl) || Number(ttl) > 2147483647) fail(`has an invalid TTL "${ttl}"`);
+  if (cls.toUpperCase() !== 'IN') fail(`has class "${cls}", expected IN`);
+  if (type.toUpperCase() !== blockType) fail(`is a ${type} record inside a template for ${blockType}: CoreDNS would SERVFAIL`);
+  const ip = canonicalIp(data);
+  if (ip === null || ipFamily(ip) !== (blockType === 'A' ? 4 : 6)) fail(`has "${data}", not an IPv${blockType === 'A' ? 4 : 6} address`);
+}
+
+function checkTemplate(d: Directive): void {
+  const fail = (msg: string): never => {
+    throw new RenderError(`Corefile line ${d.line}: template: ${msg}`);
+  };
+  const [cls, type] = d.args.map((t) => t.text.toUpperCase());
+  if (cls === undefined || !CLASSES.has(cls)) fail(`invalid class "${d.args[0]?.text ?? ''}"`);
+  if (type === undefined || !RR_TYPES.has(type)) fail(`invalid type "${d.args[1]?.text ?? ''}"`);
+  for (const zone of d.args.slice(2)) if (!NAME.test(zone.text)) fail(`invalid zone "${zone.text}"`);
+  for (const line of d.block ?? []) {
+    const [key, ...rest] = line;
+    switch (key?.text) {
+      case 'match':
+        if (rest.length === 0) fail('match without a regex');
+        for (const r of rest) {
+          try {
+            new RegExp(r.text);
+          } catch {
+            fail(`invalid regex "${r.text}"`);
+          }
+        }
+        break;
+      case 'answer':
+        if (rest.length === 0) fail('answer without a record');
+        if (type !== 'A' && type !== 'AAAA') fail(`answers are only checked for A and AAAA blocks, not ${type}`);
+        for (const a of rest) checkAnswer(a, type as string);
+        break;
+      case 'fallthrough':
+        break;
+      default:
+        fail(`unexpected "${key?.text}" in a template block`);
+    }
+  }
+}
+
+function checkHosts(d: Directive): void {
+  for (const line of d.block ?? []) {
+    const [first, ...rest] = line as [Token, ...Token[]];
+    if (['fallthrough', 'reload', 'ttl', 'no_reverse', 'no_inline'].includes(first.text)) continue;
+    if (canonicalIp(first.text) === null) throw new RenderError(`Corefile line ${first.line}: hosts entry "${first.text}" is not an IP address`);
+    if (rest.length === 0) throw new RenderError(`Corefile line ${first.line}: hosts entry for ${first.text} has no name`);
+    for (const name of rest) {
+      if (name.quoted || !NAME.test(name.text)) throw new RenderError(`Corefile line ${name.line}: hosts entry name "${name.text}" is not a DNS name`);
+    }
+  }
+}
+
+function checkForward(d: Directive): void {
+  const upstreams = d.args.slice(1);
+  if (upstreams.length === 0) throw new RenderError(`Corefile line ${d.line}: forward has no upstream`);
+  if (upstreams.length > LIMITS.maxUpstreams) throw new RenderError(`Corefile line ${d.line}: forward has ${upstreams.length} upstreams, CoreDNS accepts at most ${LIMITS.maxUpstreams}`);
+  for (const u of upstreams) {
+    const host = u.text.replace(/^(dns|tls):\/\//, '').replace(/^\[(.*)\](:[0-9]+)?$/, '$1').replace(/^([0-9.]+):[0-9]+$/, '$1');
+    if (canonicalIp(host) === null) throw new RenderError(`Corefile line ${u.line}: forward upstream "${u.text}" is not an IP address`);
+  }
+}
+
+function seconds(token: Token | undefined): number | null {
+  const m = token ? /^([0-9]+)(s|m)$/.exec(token.text) : null;
+  return m ? Number(m[1]) * (m[2] === 'm' ? 60 : 1) : null;
+}
+
+function checkReload(d: Directive): void {
+  const [interval, jitter] = d.args;
+  if (interval && (seconds(interval) ?? 0) < LIMITS.minReloadInterval) throw new RenderError(`Corefile line ${d.line}: reload interval "${interval.text}" must be at least ${LIMITS.minReloadInterval}s`);
+  if (jitter && (seconds(jitter) ?? 0) < LIMITS.minReloadJitter) throw new RenderError(`Corefile line ${d.line}: reload jitter "${jitter.text}" must be at least ${LIMITS.minReloadJitter}s`);
+}
+
+const CHECKS: Record<string, (d: Directive) => void> = {
+  template: checkTemplate,
+  hosts: checkHosts,
+  forward: checkForward,
+  reload: checkReload,
+};
+
+/** Throws RenderError naming the line when the text would not load or would answer wrongly in CoreDNS. */
+export function checkCorefile(text: string): void {
+  for (const block of parseServerBlocks(text)) {
+    for (const d of block.directives) CHECKS[d.name]?.(d);
+  }
+}

@@ -1,0 +1,18 @@
+import { ROLE_LBS, type ClusterSpec, type Resolution } from './model.js';
+import type { HostResolver } from './resolve.js';
+
+/** Every hostname the role serves (its LBs, and extra records on control planes), each once, sorted. */
+export function hostnamesOf(spec: ClusterSpec): string[] {
+  const names = new Set<string>();
+  const extras = spec.role === 'control-plane' ? spec.extraRecords.flatMap((r) => r.targets) : [];
+  const targets = [...ROLE_LBS[spec.role].flatMap((lb) => spec.lbs[lb]), ...extras];
+  for (const t of targets) if (t.kind === 'hostname') names.add(t.hostname);
+  return [...names].sort();
+}
+
+/** One-shot resolution: all hostnames in parallel; the first failure fails the whole render. */
+export async function resolveAll(spec: ClusterSpec, resolver: HostResolver): Promise<Map<string, Resolution>> {
+  const hostnames = hostnamesOf(spec);
+  const results = await Promise.all(hostnames.map((h) => resolver.resolve(h)));
+  return new Map(results.map((r) => [r.hostname, r]));
+}

@@ -1,0 +1,46 @@
+import { readFile } from 'node:fs/promises';
+import { loadConfigFile, mergeConfig, type RawConfig } from './config.js';
+import { ConfigError } from './errors.js';
+import { EXAMPLE_CONFIG } from './example.js';
+import type { Logger } from './log.js';
+import type { ClusterSpec } from './model.js';
+import { localAddresses, parseResolvConf, selectUpstreams } from './resolv-conf.js';
+import { specFromConfig, validateUpstreams } from './spec.js';
+
+export interface LocalInputOptions {
+  /** Path of a YAML/JSON config file. */
+  readonly configFile?: string | undefined;
+  /** Start from the built-in example cluster. */
+  readonly example?: boolean;
+  /** What the flags said; wins over the file field by field. */
+  readonly flags: RawConfig;
+}
+
+export interface LocalInputs {
+  readonly raw: RawConfig;
+  readonly spec: ClusterSpec;
+}
+
+export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
+
+async function upstreamsOf(raw: RawConfig, log: Logger): Promise<string[]> {
+  if (raw.upstreams !== undefined) return validateUpstreams('--upstream', raw.upstreams);
+  const path = raw.resolvConf ?? DEFAULT_RESOLV_CONF;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`--resolv-conf ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); point --resolv-conf at the node's resolv.conf or give --upstream`);
+  }
+  const { upstreams, dropped } = selectUpstreams(parseResolvConf(text), localAddresses(), path);
+  for (const d of dropped) log.warn('upstream resolver dropped', { address: d.address, reason: d.reason, source: path });
+  return upstreams;
+}
+
+/** Config file, example and flags → a validated spec. Reads files; resolves nothing. */
+export async function loadLocalInputs(opts: LocalInputOptions, log: Logger): Promise<LocalInputs> {
+  const base = opts.example ? EXAMPLE_CONFIG : {};
+  const file = opts.configFile ? await loadConfigFile(opts.configFile) : {};
+  const raw = mergeConfig(mergeConfig(base, file), opts.flags);
+  return { raw, spec: specFromConfig(raw, await upstreamsOf(raw, log)) };
+}

@@ -1,0 +1,21 @@
+/** Structured logs: one JSON object per line on stderr, the format cluster log pipelines parse. */
+export type Level = 'debug' | 'info' | 'warn' | 'error';
+
+export type Fields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: Fields): void;
+  info(msg: string, fields?: Fields): void;
+  warn(msg: string, fields?: Fields): void;
+  error(msg: string, fields?: Fields): void;
+}
+
+const ORDER: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+export function createLogger(out: { write(chunk: string): unknown }, minLevel: Level = 'info', base: Fields = {}): Logger {
+  const emit = (level: Level) => (msg: string, fields: Fields = {}) => {
+    if (ORDER[level] < ORDER[minLevel]) return;
+    out.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...fields })}\n`);
+  };
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+}

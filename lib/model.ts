@@ -1,0 +1,125 @@
+/**
+ * The data model every command shares. Data flows one way:
+ *   sources → ClusterSpec (validated input) → resolution → RecordSet → rendered Corefile / status patch.
+ * Everything here is plain data so the core stays free of I/O.
+ */
+
+export type Role = 'control-plane' | 'bootstrap';
+export const ROLES: readonly Role[] = ['control-plane', 'bootstrap'];
+
+/** The three load balancers the cluster's names point at. */
+export type LbName = 'api' | 'api-int' | 'ingress';
+export const LB_NAMES: readonly LbName[] = ['api', 'api-int', 'ingress'];
+
+/** Which LBs a role serves: the bootstrap node only needs api-int. */
+export const ROLE_LBS: Readonly<Record<Role, readonly LbName[]>> = {
+  'control-plane': LB_NAMES,
+  bootstrap: ['api-int'],
+};
+
+export type Platform = 'AWS' | 'GCP' | 'Azure';
+
+/** An LB endpoint as a source gives it: an IP literal, or a hostname resolved to all its A and AAAA. */
+export type Endpoint = { readonly kind: 'ip'; readonly ip: string } | { readonly kind: 'hostname'; readonly hostname: string };
+
+export interface NodeEntry {
+  /** RFC 1123 node name, lower case, as the Node object names it. */
+  readonly name: string;
+  /** Canonical IP literals, v4 and v6. */
+  readonly ips: readonly string[];
+}
+
+/** A name served in addition to api/api-int/*.apps: Managed ingress DNSRecords, Gateway `simple` records. */
+export interface ExtraRecord {
+  /** Absolute name without the trailing dot; may start with `*.`. */
+  readonly name: string;
+  readonly targets: readonly Endpoint[];
+  /** Where it came from, for logs and `display` (e.g. `dnsrecord/openshift-ingress-operator/default-wildcard`). */
+  readonly source: string;
+}
+
+export interface ReloadSettings {
+  readonly intervalSeconds: number;
+  readonly jitterSeconds: number;
+}
+
+/** Validated input: what every command computes from its sources before anything is resolved. */
+export interface ClusterSpec {
+  readonly domain: string;
+  readonly role: Role;
+  readonly lbs: Readonly<Record<LbName, readonly Endpoint[]>>;
+  readonly extraRecords: readonly ExtraRecord[];
+  readonly nodes: readonly NodeEntry[];
+  /** Upstream resolvers, already filtered (no loopback, link-local or own addresses), at most 15. */
+  readonly upstreams: readonly string[];
+  /** TTL of the records lbdns serves, seconds. */
+  readonly ttl: number;
+  readonly reload: ReloadSettings;
+}
+
+/** The addresses one hostname resolved to. */
+export interface Resolution {
+  readonly hostname: string;
+  /** Canonical, sorted, de-duplicated. */
+  readonly v4: readonly string[];
+  readonly v6: readonly string[];
+  /** The smallest TTL among the answers, seconds. */
+  readonly ttlSeconds: number;
+}
+
+/** One DNS name the Corefile answers for, with everything the template needs precomputed. */
+export interface NameRecord {
+  /** Absolute name without the trailing dot; `*.apps.example.com` for a wildcard. */
+  readonly name: string;
+  /** The zone the CoreDNS `template` block is scoped to (the name, or the wildcard's parent). */
+  readonly zone: string;
+  /** Anchored RE2 regex matching the query names this record answers (lower case, with trailing dot). */
+  readonly match: string;
+  readonly v4: readonly string[];
+  readonly v6: readonly string[];
+  /** `api`, `api-int`, `ingress`, or an ExtraRecord's source. */
+  readonly source: string;
+}
+
+export interface NodeRecord {
+  readonly name: string;
+  readonly fqdn: string;
+  readonly v4: readonly string[];
+  readonly v6: readonly string[];
+}
+
+/** What a Corefile template sees. Every string in it has been validated: none can carry Corefile syntax. */
+export interface RecordSet {
+  readonly domain: string;
+  readonly role: Role;
+  readonly ttl: number;
+  readonly reload: ReloadSettings;
+  readonly healthPort: number;
+  readonly readyPort: number;
+  readonly cacheSeconds: number;
+  readonly names: readonly NameRecord[];
+  readonly nodes: readonly NodeRecord[];
+  readonly upstreams: readonly string[];
+}
+
+export const LIMITS = {
+  /** Per name, and per Infrastructure status list (the CRD's maxItems). */
+  maxIpsPerName: 16,
+  /** CoreDNS forward accepts at most 15 upstreams. */
+  maxUpstreams: 15,
+  minTtl: 1,
+  maxTtl: 86400,
+  /** CoreDNS reload rejects an interval under 2 s and a jitter under 1 s. */
+  minReloadInterval: 2,
+  maxReloadInterval: 3600,
+  minReloadJitter: 1,
+} as const;
+
+export const DEFAULTS = {
+  ttl: 60,
+  /** Well below CoreDNS's own 30 s so a rewritten Corefile is served within about 3 s. */
+  reload: { intervalSeconds: 2, jitterSeconds: 1 },
+  healthPort: 18080,
+  readyPort: 18181,
+  cacheSeconds: 30,
+} as const;

@@ -1,0 +1,107 @@
+import { ValidationError } from './errors.js';
+import { splitFamilies } from './ip.js';
+import {
+  DEFAULTS,
+  LIMITS,
+  ROLE_LBS,
+  type ClusterSpec,
+  type Endpoint,
+  type LbName,
+  type NameRecord,
+  type NodeRecord,
+  type RecordSet,
+  type Resolution,
+} from './model.js';
+
+export interface RecordSetResult {
+  readonly recordSet: RecordSet;
+  /** Names that have no address yet (unresolved hostnames, empty LB lists): not served, so queries fall through upstream. */
+  readonly empty: readonly string[];
+}
+
+export function lbRecordName(lb: LbName, domain: string): string {
+  return lb === 'ingress' ? `*.apps.${domain}` : `${lb}.${domain}`;
+}
+
+const escapeDots = (name: string): string => name.replaceAll('.', '\\.');
+
+/** Query names arrive lower-cased with a trailing dot; a wildcard covers any depth, as in DNS. */
+function matchFor(name: string): { zone: string; match: string } {
+  if (name.startsWith('*.')) {
+    const zone = name.slice(2);
+    return { zone, match: `^(?:[^.]+\\.)+${escapeDots(zone)}\\.$` };
+  }
+  return { zone: name, match: `^${escapeDots(name)}\\.$` };
+}
+
+/** Templates are tried in order: exact names first, then the deepest wildcard, so the most specific one answers. */
+function specificityOrder(a: NameRecord, b: NameRecord): number {
+  const wa = a.name.startsWith('*.') ? 1 : 0;
+  const wb = b.name.startsWith('*.') ? 1 : 0;
+  if (wa !== wb) return wa - wb;
+  const depth = b.name.split('.').length - a.name.split('.').length;
+  if (depth !== 0) return depth;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function addressesOf(targets: readonly Endpoint[], resolutions: ReadonlyMap<string, Resolution>): string[] {
+  return targets.flatMap((t) => {
+    if (t.kind === 'ip') return [t.ip];
+    const r = resolutions.get(t.hostname);
+    return r ? [...r.v4, ...r.v6] : [];
+  });
+}
+
+/**
+ * The pure heart of every command: validated spec + resolved hostnames → what the
+ * Corefile serves. A hostname missing from `resolutions` contributes nothing.
+ */
+export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>): RecordSetResult {
+  const targetsByName = new Map<string, { targets: Endpoint[]; source: string }>();
+  const add = (name: string, targets: readonly Endpoint[], source: string): void => {
+    const entry = targetsByName.get(name);
+    if (entry) entry.targets.push(...targets);
+    else targetsByName.set(name, { targets: [...targets], source });
+  };
+  for (const lb of ROLE_LBS[spec.role]) add(lbRecordName(lb, spec.domain), spec.lbs[lb], lb);
+  if (spec.role === 'control-plane') for (const extra of spec.extraRecords) add(extra.name, extra.targets, extra.source);
+
+  const names: NameRecord[] = [];
+  const empty: string[] = [];
+  for (const [name, { targets, source }] of targetsByName) {
+    const { v4, v6 } = splitFamilies(addressesOf(targets, resolutions));
+    if (v4.length + v6.length === 0) {
+      empty.push(name);
+      continue;
+    }
+    if (v4.length + v6.length > LIMITS.maxIpsPerName) {
+      throw new ValidationError(name, [...v4, ...v6], `has ${v4.length + v6.length} addresses, more than the limit of ${LIMITS.maxIpsPerName}`, 'CoreDNS answers and the Infrastructure status carry at most 16; reduce the LB endpoints');
+    }
+    names.push({ name, ...matchFor(name), v4, v6, source });
+  }
+  names.sort(specificityOrder);
+
+  const nodes: NodeRecord[] = spec.role === 'control-plane'
+    ? spec.nodes.map((node) => ({
+        name: node.name,
+        fqdn: node.name.endsWith(`.${spec.domain}`) ? node.name : `${node.name}.${spec.domain}`,
+        ...splitFamilies(node.ips),
+      }))
+    : [];
+
+  return {
+    recordSet: {
+      domain: spec.domain,
+      role: spec.role,
+      ttl: spec.ttl,
+      reload: spec.reload,
+      healthPort: DEFAULTS.healthPort,
+      readyPort: DEFAULTS.readyPort,
+      cacheSeconds: DEFAULTS.cacheSeconds,
+      names,
+      nodes,
+      upstreams: spec.upstreams,
+    },
+    empty: empty.sort(),
+  };
+}

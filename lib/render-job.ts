@@ -1,0 +1,61 @@
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from './atomic-write.js';
+import { unifiedDiff } from './diff.js';
+import { ConfigError } from './errors.js';
+import { resolveAll } from './gather.js';
+import type { ClusterSpec, RecordSet, Resolution } from './model.js';
+import { buildRecordSet } from './record-set.js';
+import { renderCorefile } from './render.js';
+import { HostResolver, type ResolverOptions } from './resolve.js';
+import { builtinTemplate } from './templates.js';
+
+export interface LoadedTemplate {
+  readonly text: string;
+  /** For messages: the file, or `builtin`. */
+  readonly source: string;
+}
+
+export async function loadTemplate(path: string | undefined): Promise<LoadedTemplate> {
+  if (path === undefined) return { text: builtinTemplate(), source: 'builtin' };
+  try {
+    return { text: await readFile(path, 'utf8'), source: path };
+  } catch (err) {
+    throw new ConfigError(`--template ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
+
+export interface Rendered {
+  readonly resolutions: ReadonlyMap<string, Resolution>;
+  readonly recordSet: RecordSet;
+  readonly empty: readonly string[];
+  readonly text: string;
+}
+
+/** One-shot: resolve every hostname of the spec, build the record set, render and check. */
+export async function renderOnce(spec: ClusterSpec, template: LoadedTemplate, resolver: ResolverOptions): Promise<Rendered> {
+  const resolutions = await resolveAll(spec, new HostResolver(resolver));
+  const { recordSet, empty } = buildRecordSet(spec, resolutions);
+  return { resolutions, recordSet, empty, text: renderCorefile(recordSet, template.text, template.source) };
+}
+
+export type Emitted = { readonly kind: 'stdout' } | { readonly kind: 'file'; readonly path: string; readonly written: boolean } | { readonly kind: 'diff'; readonly diff: string };
+
+/** `out` undefined or '-' → stdout; `diff` → what would change on disk, nothing written. */
+export async function emitCorefile(text: string, out: string | undefined, diff: boolean, stdout: { write(s: string): unknown }): Promise<Emitted> {
+  if (diff) {
+    if (out === undefined || out === '-') throw new ConfigError('--diff compares with the file on disk: give --out FILE');
+    const current = await readFile(out, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return '';
+      throw new ConfigError(`--out ${out}: cannot read it for --diff (${err.code ?? String(err)})`);
+    });
+    const d = unifiedDiff(current, text, out, `${out} (rendered)`);
+    stdout.write(d);
+    return { kind: 'diff', diff: d };
+  }
+  if (out === undefined || out === '-') {
+    stdout.write(text);
+    return { kind: 'stdout' };
+  }
+  const { written } = await writeFileAtomic(out, text);
+  return { kind: 'file', path: out, written };
+}

@@ -1,0 +1,87 @@
+import type { RawConfig } from './config.js';
+import { ValidationError } from './errors.js';
+import { DEFAULTS, LIMITS, ROLES, ROLE_LBS, type ClusterSpec, type Endpoint, type LbName, type NodeEntry, type Role } from './model.js';
+import { sortUniqueIps } from './ip.js';
+import {
+  assertAtMost,
+  assertUnique,
+  parseEndpoints,
+  validateDnsName,
+  validateDomain,
+  validateIp,
+  validateReload,
+  validateTtl,
+} from './validate.js';
+
+/** The flag that sets each LB, so messages name what the admin typed. */
+export const LB_FLAGS: Readonly<Record<LbName, string>> = {
+  api: '--api-lb',
+  'api-int': '--api-int-lb',
+  ingress: '--ingress-lb',
+};
+
+export function validateRole(value: unknown): Role {
+  if (!ROLES.includes(value as Role)) {
+    throw new ValidationError('--role', value, 'is not a role', `use one of: ${ROLES.join(', ')}`);
+  }
+  return value as Role;
+}
+
+function validateNodes(nodes: Record<string, readonly string[]>): NodeEntry[] {
+  return Object.entries(nodes)
+    .map(([rawName, rawIps]) => {
+      const name = validateDnsName('--node', rawName);
+      const ips = rawIps.map((ip) => validateIp(`--node ${name}`, ip));
+      assertUnique(`--node ${name}`, ips);
+      assertAtMost(`--node ${name}`, ips.length, LIMITS.maxIpsPerName);
+      return { name, ips: sortUniqueIps(ips) };
+    })
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Upstreams given explicitly are the admin's choice: validated, not filtered like resolv.conf's. */
+export function validateUpstreams(field: string, values: readonly string[]): string[] {
+  const ips = values.map((v) => validateIp(field, v));
+  assertUnique(field, ips);
+  if (ips.length > LIMITS.maxUpstreams) {
+    throw new ValidationError(field, ips.length, `entries exceed CoreDNS forward's limit of ${LIMITS.maxUpstreams}`);
+  }
+  if (ips.length === 0) throw new ValidationError(field, [], 'is empty', 'give at least one upstream resolver');
+  return ips;
+}
+
+/**
+ * Validates a config into a ClusterSpec. LB lists may still be empty here: in cluster mode
+ * the cluster fills them; `requireLbs` is the check for when nothing else will.
+ */
+export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): ClusterSpec {
+  if (raw.domain === undefined) throw new ValidationError('--domain', undefined, 'is required', "give the cluster's base domain, e.g. --domain mycluster.example.com");
+  const lb = (name: LbName, values: readonly string[] | undefined): Endpoint[] => parseEndpoints(LB_FLAGS[name], values ?? []);
+  return {
+    domain: validateDomain('--domain', raw.domain),
+    role: validateRole(raw.role ?? 'control-plane'),
+    lbs: {
+      api: lb('api', raw.loadBalancers?.api),
+      'api-int': lb('api-int', raw.loadBalancers?.apiInt),
+      ingress: lb('ingress', raw.loadBalancers?.ingress),
+    },
+    extraRecords: [],
+    nodes: validateNodes(raw.nodes ?? {}),
+    upstreams,
+    ttl: validateTtl('--ttl', raw.ttl ?? DEFAULTS.ttl),
+    reload: validateReload(raw.reload?.interval ?? DEFAULTS.reload.intervalSeconds, raw.reload?.jitter ?? DEFAULTS.reload.jitterSeconds),
+  };
+}
+
+/** Fails naming every LB the role needs that has no endpoint. */
+export function requireLbs(spec: ClusterSpec): void {
+  const missing = ROLE_LBS[spec.role].filter((name) => spec.lbs[name].length === 0);
+  if (missing.length > 0) {
+    throw new ValidationError(
+      missing.map((name) => LB_FLAGS[name]).join(', '),
+      undefined,
+      `is required for role ${spec.role}`,
+      'give an IP or host name for each (or a --config file, or a cluster to read them from)',
+    );
+  }
+}

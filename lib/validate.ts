@@ -1,0 +1,119 @@
+import { ValidationError } from './errors.js';
+import { canonicalIp } from './ip.js';
+import { LIMITS, type Endpoint, type ReloadSettings } from './model.js';
+
+/*
+ * Every value that reaches a template passes through here first. The grammars are strict
+ * enough (digits, hex, [a-z0-9.-], one leading `*.`) that no value can carry Corefile
+ * syntax: braces, quotes, whitespace, newlines, `{{` or `#`.
+ */
+
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+function stringOf(field: string, value: unknown): string {
+  if (typeof value !== 'string') throw new ValidationError(field, value, 'is not a string');
+  return value;
+}
+
+export function validateIp(field: string, value: unknown): string {
+  const ip = canonicalIp(stringOf(field, value));
+  if (ip === null) {
+    throw new ValidationError(
+      field,
+      value,
+      'is not a valid IP address',
+      'give a plain IPv4 or IPv6 literal (no leading zeros, port, zone or prefix length)',
+    );
+  }
+  return ip;
+}
+
+/** RFC 1123 name, lower-cased, without a trailing dot. `allowWildcard` permits a leading `*.`. */
+export function validateDnsName(field: string, value: unknown, opts: { allowWildcard?: boolean; minLabels?: number } = {}): string {
+  const raw = stringOf(field, value);
+  const fail = (reason: string): never => {
+    throw new ValidationError(field, value, reason, 'use a DNS name of letters, digits, hyphens and dots (RFC 1123)');
+  };
+  let name = raw.toLowerCase();
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  const wildcard = opts.allowWildcard === true && name.startsWith('*.');
+  const body = wildcard ? name.slice(2) : name;
+  if (body.length === 0) fail('is empty');
+  if (name.length > 253) fail('is longer than 253 characters');
+  const labels = body.split('.');
+  const bad = labels.find((label) => !LABEL.test(label));
+  if (bad !== undefined) fail(bad === '' ? 'has an empty label' : `has an invalid label "${bad}"`);
+  if (/^[0-9]+$/.test(labels.at(-1) ?? '')) fail('ends in an all-numeric label, which is not a host name (a mistyped IP address?)');
+  if (labels.length + (wildcard ? 1 : 0) < (opts.minLabels ?? 1)) fail(`needs at least ${opts.minLabels} labels`);
+  return name;
+}
+
+export function validateDomain(field: string, value: unknown): string {
+  return validateDnsName(field, value, { minLabels: 2 });
+}
+
+/** An IP literal stays an IP; anything that looks like an address but is not valid is refused, not resolved. */
+export function parseEndpoint(field: string, value: unknown): Endpoint {
+  const text = stringOf(field, value);
+  const ip = canonicalIp(text);
+  if (ip !== null) return { kind: 'ip', ip };
+  if (/^[0-9.]+$/.test(text) || text.includes(':')) validateIp(field, value);
+  return { kind: 'hostname', hostname: validateDnsName(field, value) };
+}
+
+function endpointKey(e: Endpoint): string {
+  return e.kind === 'ip' ? e.ip : e.hostname;
+}
+
+/** Endpoint list from user input: valid, no duplicates, at most 16. */
+export function parseEndpoints(field: string, values: readonly unknown[]): Endpoint[] {
+  const endpoints = values.map((v) => parseEndpoint(field, v));
+  assertUnique(field, endpoints.map(endpointKey));
+  assertAtMost(field, endpoints.length, LIMITS.maxIpsPerName);
+  return endpoints;
+}
+
+export function assertUnique(field: string, values: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const v of values) {
+    if (seen.has(v)) throw new ValidationError(field, v, 'is listed twice', 'list each address or host name once');
+    seen.add(v);
+  }
+}
+
+export function assertAtMost(field: string, count: number, max: number): void {
+  if (count > max) {
+    throw new ValidationError(field, count, `entries exceed the limit of ${max}`, `a name can carry at most ${max} addresses; remove some`);
+  }
+}
+
+export function validateIntInRange(field: string, value: unknown, min: number, max: number): number {
+  const n = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+    throw new ValidationError(field, value, `is not a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+export function validateTtl(field: string, value: unknown): number {
+  return validateIntInRange(field, value, LIMITS.minTtl, LIMITS.maxTtl);
+}
+
+/** Seconds as a number, `"5"`, `"5s"` or `"1m"` — CoreDNS durations as lbdns accepts them. */
+export function parseSeconds(field: string, value: unknown, min: number, max: number): number {
+  if (typeof value === 'string') {
+    const m = /^([0-9]+)(s|m)?$/.exec(value);
+    if (!m) throw new ValidationError(field, value, 'is not a duration', 'write it as seconds, e.g. "5s" or "1m"');
+    return validateIntInRange(field, Number(m[1]) * (m[2] === 'm' ? 60 : 1), min, max);
+  }
+  return validateIntInRange(field, value, min, max);
+}
+
+export function validateReload(interval: unknown, jitter: unknown): ReloadSettings {
+  const intervalSeconds = parseSeconds('reload.interval', interval, LIMITS.minReloadInterval, LIMITS.maxReloadInterval);
+  const jitterSeconds = parseSeconds('reload.jitter', jitter, LIMITS.minReloadJitter, LIMITS.maxReloadInterval);
+  if (jitterSeconds * 2 > intervalSeconds) {
+    throw new ValidationError('reload.jitter', jitterSeconds, `is more than half the interval (${intervalSeconds}s)`, 'CoreDNS would reload at irregular, sometimes immediate, times; lower it');
+  }
+  return { intervalSeconds, jitterSeconds };
+}
