@@ -1,15 +1,24 @@
 import { Command } from 'clipanion';
 import { displayCommand } from '../lib/commands/display.js';
-import { InputCommand } from './options.js';
+import { ClusterCommand } from './options.js';
 
-export class DisplayCommand extends InputCommand {
+export class DisplayCommand extends ClusterCommand {
   static override paths = [['display']];
   static override usage = Command.Usage({
     description: 'Print the resolved data model as JSON: what the Corefile template will see',
-    examples: [['Show the example cluster', 'lbdns display --example']],
+    examples: [
+      ['Show the example cluster', 'lbdns display --example'],
+      ['Show what the cluster says', 'lbdns display --kubeconfig ~/.kube/config'],
+    ],
   });
 
   override async execute(): Promise<number> {
-    return displayCommand({ configFile: this.config, example: this.example, flags: this.flagConfig(), io: this.context });
+    return displayCommand({
+      configFile: this.config,
+      example: this.example,
+      flags: this.flagConfig(),
+      cluster: this.clusterMode() ? this.clusterFlags() : undefined,
+      io: this.context,
+    });
   }
 }

@@ -1,6 +1,8 @@
 import { Command, Option } from 'clipanion';
 import type { RawConfig } from '../lib/config.js';
 import { parseNodeFlags } from '../lib/config.js';
+import { DEFAULT_INGRESS_SERVICE, type ClusterFlags } from '../lib/commands/cluster.js';
+import { parseSeconds } from '../lib/validate.js';
 
 /**
  * Clipanion's run() prints a failing command's error to stdout; keeping the error here lets
@@ -46,5 +48,29 @@ export abstract class InputCommand extends LbdnsCommand {
       ttl: this.ttl,
       reload: { interval: this.reloadInterval, jitter: this.reloadJitter },
     };
+  }
+}
+
+/** Commands that can read the cluster: kubeconfig and where the sources live. */
+export abstract class ClusterCommand extends InputCommand {
+  kubeconfigArg = Option.String({ required: false, name: 'kubeconfig' });
+  kubeconfig = Option.String('--kubeconfig', { description: 'Kubeconfig file (or the positional argument, KUBECONFIG, or the pod service account)' });
+  cluster = Option.Boolean('--cluster', false, { description: 'Read the cluster through KUBECONFIG or the pod service account' });
+  ingressService = Option.String('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'NAMESPACE/NAME of the router Service whose LB status gives the ingress IPs' });
+  lbConfig = Option.String('--lb-config', { description: 'NAMESPACE/NAME of the LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
+  waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the required LB data' });
+
+  protected clusterFlags(): ClusterFlags {
+    return {
+      kubeconfig: this.kubeconfig ?? this.kubeconfigArg,
+      ingressService: this.ingressService,
+      lbConfig: this.lbConfig,
+      waitTimeoutMs: parseSeconds('--wait-timeout', this.waitTimeout, 1, 86400) * 1000,
+    };
+  }
+
+  /** A kubeconfig named, or --cluster: otherwise the command works from flags and files alone. */
+  protected clusterMode(): boolean {
+    return this.cluster || this.kubeconfig !== undefined || this.kubeconfigArg !== undefined;
   }
 }

@@ -1,14 +1,16 @@
 import { Command, Option } from 'clipanion';
 import { renderCorefileCommand } from '../lib/commands/render-corefile.js';
-import { InputCommand } from './options.js';
+import { ClusterCommand } from './options.js';
 
-export class RenderCorefileCommand extends InputCommand {
+export class RenderCorefileCommand extends ClusterCommand {
   static override paths = [['render-corefile']];
   static override usage = Command.Usage({
     description: 'Render the Corefile once: gather LB data, resolve hostnames, write it atomically',
+    details: 'With a kubeconfig (argument, --kubeconfig, or --cluster for KUBECONFIG / the pod service account) the LB data comes from the cluster, waiting up to --wait-timeout for it; flags still win where given.',
     examples: [
       ['Print the Corefile of the built-in example', 'lbdns render-corefile --example'],
-      ['Write a Corefile for a cluster', 'lbdns render-corefile --domain c1.example.com --api-lb 10.0.0.10 --api-int-lb 10.0.0.11 --ingress-lb lb.example.net --out /etc/coredns/Corefile'],
+      ['Write a Corefile from flags', 'lbdns render-corefile --domain c1.example.com --api-lb 10.0.0.10 --api-int-lb 10.0.0.11 --ingress-lb lb.example.net --out /etc/coredns/Corefile'],
+      ['Write it from the cluster (initContainer)', 'lbdns render-corefile /var/lib/kubelet/kubeconfig --out /etc/coredns/Corefile'],
     ],
   });
 
@@ -21,6 +23,7 @@ export class RenderCorefileCommand extends InputCommand {
       example: this.example,
       flags: { ...this.flagConfig(), out: this.out },
       diff: this.diff,
+      cluster: this.clusterMode() ? this.clusterFlags() : undefined,
       io: this.context,
     });
   }

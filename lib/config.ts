@@ -41,7 +41,7 @@ const SHAPE: Shape = {
 
 function checkShape(path: string, value: unknown, shape: Shape): void {
   const bad = (what: string): never => {
-    throw new ValidationError(path, value, `is not ${what}`, 'fix the config file');
+    throw new ValidationError(path || 'the top level', value, `is not ${what}`, 'fix the config file');
   };
   if (shape === 'string') {
     if (typeof value !== 'string') bad('a string');

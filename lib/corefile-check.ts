@@ -15,11 +15,18 @@ interface Token {
   readonly quoted: boolean;
 }
 
-/** Caddyfile lexing as CoreDNS does it: whitespace-separated words, "quoted" words with \ escapes, # comments. */
+/**
+ * Caddyfile lexing as CoreDNS does it: whitespace-separated words; "quoted" words in which
+ * only \" is an escape (a backslash before anything else stays); `#` outside quotes starts a
+ * comment even in the middle of a word.
+ */
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let line = 1;
   let i = 0;
+  const skipComment = (): void => {
+    while (i < text.length && text[i] !== '\n') i++;
+  };
   while (i < text.length) {
     const c = text[i] as string;
     if (c === '\n') {
@@ -28,15 +35,18 @@ export function tokenize(text: string): Token[] {
     } else if (/\s/.test(c)) {
       i++;
     } else if (c === '#') {
-      while (i < text.length && text[i] !== '\n') i++;
+      skipComment();
     } else if (c === '"') {
       const start = line;
       let word = '';
       i++;
       while (i < text.length && text[i] !== '"') {
-        if (text[i] === '\\' && (text[i + 1] === '"' || text[i + 1] === '\\')) i++;
-        if (text[i] === '\n') line++;
-        word += text[i];
+        let ch = text[i] as string;
+        if (ch === '\\' && i + 1 < text.length) {
+          ch = text[++i] === '"' ? '"' : `\\${text[i]}`;
+        }
+        if (ch.endsWith('\n')) line++;
+        word += ch;
         i++;
       }
       if (i >= text.length) throw new RenderError(`Corefile line ${start}: unterminated quoted string`);
@@ -44,7 +54,7 @@ export function tokenize(text: string): Token[] {
       tokens.push({ text: word, line: start, quoted: true });
     } else {
       let word = '';
-      while (i < text.length && !/\s/.test(text[i] as string)) word += text[i++];
+      while (i < text.length && !/\s/.test(text[i] as string) && text[i] !== '#') word += text[i++];
       tokens.push({ text: word, line, quoted: false });
     }
   }
@@ -64,8 +74,10 @@ interface ServerBlock {
   readonly directives: readonly Directive[];
 }
 
-const isOpen = (t: Token | undefined): boolean => t !== undefined && !t.quoted && t.text === '{';
-const isClose = (t: Token | undefined): boolean => t !== undefined && !t.quoted && t.text === '}';
+// CoreDNS's parser compares token text only: a quoted "{" or "}" opens or closes a block too.
+const isOpen = (t: Token | undefined): boolean => t !== undefined && t.text === '{';
+const isClose = (t: Token | undefined): boolean => t !== undefined && t.text === '}';
+const isBrace = (t: Token): boolean => isOpen(t) || isClose(t);
 
 function groupLines(tokens: readonly Token[]): Token[][] {
   const lines: Token[][] = [];
@@ -101,7 +113,7 @@ function parseServerBlocks(text: string): ServerBlock[] {
       if (isOpen(first) || first.quoted) fail(first.line, `expected a directive, found "${first.text}"`);
       const hasBlock = isOpen(l!.at(-1));
       const args = l!.slice(1, hasBlock ? -1 : undefined);
-      if (args.some((t) => !t.quoted && (t.text === '{' || t.text === '}'))) fail(first.line, 'unexpected brace');
+      if (args.some(isBrace)) fail(first.line, 'unexpected brace');
       let block: Token[][] | null = null;
       if (hasBlock) {
         block = [];
@@ -112,7 +124,7 @@ function parseServerBlocks(text: string): ServerBlock[] {
             if (inner!.length > 1) fail(inner![0]!.line, 'unexpected text after "}"');
             break;
           }
-          if (inner!.some((t) => !t.quoted && (t.text === '{' || t.text === '}'))) fail(inner![0]!.line, 'nested blocks are not expected here');
+          if (inner!.some(isBrace)) fail(inner![0]!.line, 'nested blocks are not expected here');
           block.push(inner!);
         }
       }
@@ -149,7 +161,8 @@ function checkTemplate(d: Directive): void {
   const fail = (msg: string): never => {
     throw new RenderError(`Corefile line ${d.line}: template: ${msg}`);
   };
-  const [cls, type] = d.args.map((t) => t.text.toUpperCase());
+  // CoreDNS looks class and type up case-sensitively: `in` or `a` fails plugin setup.
+  const [cls, type] = d.args.map((t) => t.text);
   if (cls === undefined || !CLASSES.has(cls)) fail(`invalid class "${d.args[0]?.text ?? ''}"`);
   if (type === undefined || !RR_TYPES.has(type)) fail(`invalid type "${d.args[1]?.text ?? ''}"`);
   for (const zone of d.args.slice(2)) if (!NAME.test(zone.text)) fail(`invalid zone "${zone.text}"`);
@@ -179,10 +192,24 @@ function checkTemplate(d: Directive): void {
   }
 }
 
+/** CoreDNS's hosts setup refuses a ttl outside this range. */
+const HOSTS_MAX_TTL = 65535;
+
 function checkHosts(d: Directive): void {
+  let fallthrough = false;
   for (const line of d.block ?? []) {
     const [first, ...rest] = line as [Token, ...Token[]];
-    if (['fallthrough', 'reload', 'ttl', 'no_reverse', 'no_inline'].includes(first.text)) continue;
+    if (first.text === 'ttl') {
+      const ttl = rest[0]?.text ?? '';
+      if (rest.length !== 1 || !/^[0-9]+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > HOSTS_MAX_TTL) {
+        throw new RenderError(`Corefile line ${first.line}: hosts ttl "${ttl}" must be a whole number from 1 to ${HOSTS_MAX_TTL}`);
+      }
+      continue;
+    }
+    if (first.text === 'fallthrough') fallthrough = true;
+    if (['fallthrough', 'reload', 'no_reverse', 'no_inline'].includes(first.text)) continue;
+    // CoreDNS takes an entry after `fallthrough` for an unknown option and fails setup.
+    if (fallthrough) throw new RenderError(`Corefile line ${first.line}: hosts entry "${first.text}" comes after fallthrough; CoreDNS accepts entries only before it`);
     if (canonicalIp(first.text) === null) throw new RenderError(`Corefile line ${first.line}: hosts entry "${first.text}" is not an IP address`);
     if (rest.length === 0) throw new RenderError(`Corefile line ${first.line}: hosts entry for ${first.text} has no name`);
     for (const name of rest) {

@@ -38,10 +38,19 @@ function editScript(a: readonly string[], b: readonly string[]): Op[] {
   return ops.reverse();
 }
 
+/** GNU diff leaves out a range's length when it is 1. */
+const range = (start: number, count: number): string => (count === 1 ? `${start}` : `${start},${count}`);
+
 /** Unified diff of two texts with 3 lines of context; '' when they are equal. */
 export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string): string {
   if (oldText === newText) return '';
-  const split = (t: string) => (t === '' ? [] : t.replace(/\n$/, '').split('\n'));
+  // A last line without its newline is a different line, as in GNU diff, which marks it so.
+  const split = (t: string) => {
+    if (t === '') return [];
+    const lines = t.replace(/\n$/, '').split('\n');
+    if (!t.endsWith('\n')) lines.push(`${lines.pop() ?? ''}\n\\ No newline at end of file`);
+    return lines;
+  };
   const ops = editScript(split(oldText), split(newText));
   const context = 3;
   const changed = ops.flatMap((o, i) => (o.kind === ' ' ? [] : [i]));
@@ -61,7 +70,7 @@ export function unifiedDiff(oldText: string, newText: string, oldName: string, n
     const nCount = hunk.filter((o) => o.kind !== '-').length;
     const oStart = before.filter((o) => o.kind !== '+').length + (oCount === 0 ? 0 : 1);
     const nStart = before.filter((o) => o.kind !== '-').length + (nCount === 0 ? 0 : 1);
-    out.push(`@@ -${oStart},${oCount} +${nStart},${nCount} @@`);
+    out.push(`@@ -${range(oStart, oCount)} +${range(nStart, nCount)} @@`);
     for (const o of hunk) out.push(`${o.kind}${o.line}`);
   }
   return `${out.join('\n')}\n`;

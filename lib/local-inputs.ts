@@ -37,10 +37,20 @@ async function upstreamsOf(raw: RawConfig, log: Logger): Promise<string[]> {
   return upstreams;
 }
 
-/** Config file, example and flags → a validated spec. Reads files; resolves nothing. */
-export async function loadLocalInputs(opts: LocalInputOptions, log: Logger): Promise<LocalInputs> {
+/** Example, then config file, then flags, merged field by field. */
+export async function loadRawConfig(opts: LocalInputOptions): Promise<RawConfig> {
   const base = opts.example ? EXAMPLE_CONFIG : {};
   const file = opts.configFile ? await loadConfigFile(opts.configFile) : {};
-  const raw = mergeConfig(mergeConfig(base, file), opts.flags);
-  return { raw, spec: specFromConfig(raw, await upstreamsOf(raw, log)) };
+  return mergeConfig(mergeConfig(base, file), opts.flags);
+}
+
+/** Validates a merged config into a spec, reading resolv.conf for the upstreams. */
+export async function specFromRaw(raw: RawConfig, log: Logger): Promise<ClusterSpec> {
+  return specFromConfig(raw, await upstreamsOf(raw, log));
+}
+
+/** Config file, example and flags → a validated spec. Reads files; resolves nothing. */
+export async function loadLocalInputs(opts: LocalInputOptions, log: Logger): Promise<LocalInputs> {
+  const raw = await loadRawConfig(opts);
+  return { raw, spec: await specFromRaw(raw, log) };
 }

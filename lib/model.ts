@@ -108,7 +108,8 @@ export const LIMITS = {
   /** CoreDNS forward accepts at most 15 upstreams. */
   maxUpstreams: 15,
   minTtl: 1,
-  maxTtl: 86400,
+  /** CoreDNS's hosts plugin refuses a larger ttl, and the node records share the TTL. */
+  maxTtl: 65535,
   /** CoreDNS reload rejects an interval under 2 s and a jitter under 1 s. */
   minReloadInterval: 2,
   maxReloadInterval: 3600,

@@ -2,11 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic-write.js';
 import { unifiedDiff } from './diff.js';
 import { ConfigError } from './errors.js';
-import { resolveAll } from './gather.js';
-import type { ClusterSpec, RecordSet, Resolution } from './model.js';
-import { buildRecordSet } from './record-set.js';
-import { renderCorefile } from './render.js';
-import { HostResolver, type ResolverOptions } from './resolve.js';
 import { builtinTemplate } from './templates.js';
 
 export interface LoadedTemplate {
@@ -22,20 +17,6 @@ export async function loadTemplate(path: string | undefined): Promise<LoadedTemp
   } catch (err) {
     throw new ConfigError(`--template ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
-}
-
-export interface Rendered {
-  readonly resolutions: ReadonlyMap<string, Resolution>;
-  readonly recordSet: RecordSet;
-  readonly empty: readonly string[];
-  readonly text: string;
-}
-
-/** One-shot: resolve every hostname of the spec, build the record set, render and check. */
-export async function renderOnce(spec: ClusterSpec, template: LoadedTemplate, resolver: ResolverOptions): Promise<Rendered> {
-  const resolutions = await resolveAll(spec, new HostResolver(resolver));
-  const { recordSet, empty } = buildRecordSet(spec, resolutions);
-  return { resolutions, recordSet, empty, text: renderCorefile(recordSet, template.text, template.source) };
 }
 
 export type Emitted = { readonly kind: 'stdout' } | { readonly kind: 'file'; readonly path: string; readonly written: boolean } | { readonly kind: 'diff'; readonly diff: string };

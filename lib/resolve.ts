@@ -32,12 +32,12 @@ export interface ResolverOptions {
 
 const DEFAULT_PORT = 53;
 
-const TRANSIENT: Readonly<Record<string, TransientFailure>> = {
-  ESERVFAIL: 'SERVFAIL',
-  ETIMEOUT: 'TIMEOUT',
-  ECONNREFUSED: 'REFUSED',
-  EREFUSED: 'REFUSED',
-};
+const TRANSIENT: ReadonlyMap<string, TransientFailure> = new Map([
+  ['ESERVFAIL', 'SERVFAIL'],
+  ['ETIMEOUT', 'TIMEOUT'],
+  ['ECONNREFUSED', 'REFUSED'],
+  ['EREFUSED', 'REFUSED'],
+]);
 
 /** Parses one `--dns-server` value into the form `Resolver.setServers` takes. */
 export function parseDnsServer(value: string): string {
@@ -98,7 +98,7 @@ export class HostResolver {
         this.resolveFamily(resolver, hostname, 'AAAA', asked, stop.signal),
       ]);
       if (v4.ips.length === 0 && v6.ips.length === 0) {
-        throw new ResolveError(hostname, 'NODATA', `${asked} returned no usable A or AAAA record; the load balancer may not have addresses yet`);
+        throw new ResolveError(hostname, 'NODATA', `${asked} returned no usable A or AAAA record, 1 attempt per family (not retried); the load balancer may not have addresses yet`);
       }
       return { hostname, v4: sortUniqueIps(v4.ips), v6: sortUniqueIps(v6.ips), ttlSeconds: Math.min(...v4.ttls, ...v6.ttls) };
     } finally {
@@ -122,7 +122,7 @@ export class HostResolver {
       } catch (err) {
         const code = errorCode(err);
         if (code === 'ENODATA') return { ips: [], ttls: [] };
-        if (code in TRANSIENT) throw err;
+        if (TRANSIENT.has(code)) throw err;
         throw new AbortError(this.fatal(hostname, family, code, err, asked, n));
       }
     };
@@ -133,7 +133,7 @@ export class HostResolver {
       signal,
       shouldRetry: ({ error, attemptNumber }) => {
         if (signal.aborted) return false;
-        const reason = TRANSIENT[errorCode(error)];
+        const reason = TRANSIENT.get(errorCode(error));
         if (reason !== undefined) this.onRetry?.({ hostname, family, reason, attempt: attemptNumber });
         return true;
       },
@@ -145,14 +145,14 @@ export class HostResolver {
 
   private fatal(hostname: string, family: RecordFamily, code: string, err: unknown, asked: string, attempt: number): ResolveError {
     if (code === 'ENOTFOUND') {
-      return new ResolveError(hostname, 'NXDOMAIN', `${asked} answered that the name does not exist (${family} query); check the hostname and that these servers can see its zone`, { cause: err });
+      return new ResolveError(hostname, 'NXDOMAIN', `${asked} answered that the name does not exist to the ${family} query, ${attempts(attempt)} (not retried); check the hostname and that these servers can see its zone`, { cause: err });
     }
     const message = err instanceof Error ? err.message : String(err);
     return new ResolveError(hostname, 'OTHER', `${family} query to ${asked} failed with ${code} after ${attempts(attempt)}: ${message}`, { cause: err });
   }
 
   private transient(hostname: string, family: RecordFamily, err: unknown, asked: string, attempt: number): ResolveError {
-    const reason = TRANSIENT[errorCode(err)];
+    const reason = TRANSIENT.get(errorCode(err));
     const tried = attempts(attempt);
     switch (reason) {
       case 'SERVFAIL':

@@ -57,7 +57,7 @@ export function parseEndpoint(field: string, value: unknown): Endpoint {
   const text = stringOf(field, value);
   const ip = canonicalIp(text);
   if (ip !== null) return { kind: 'ip', ip };
-  if (/^[0-9.]+$/.test(text) || text.includes(':')) validateIp(field, value);
+  if (/^[0-9.]+(\/[0-9]+)?$/.test(text) || text.includes(':')) validateIp(field, value);
   return { kind: 'hostname', hostname: validateDnsName(field, value) };
 }
 
@@ -104,16 +104,19 @@ export function parseSeconds(field: string, value: unknown, min: number, max: nu
   if (typeof value === 'string') {
     const m = /^([0-9]+)(s|m)?$/.exec(value);
     if (!m) throw new ValidationError(field, value, 'is not a duration', 'write it as seconds, e.g. "5s" or "1m"');
-    return validateIntInRange(field, Number(m[1]) * (m[2] === 'm' ? 60 : 1), min, max);
+    const seconds = Number(m[1]) * (m[2] === 'm' ? 60 : 1);
+    // Reported as given: "1s", not the 1 it was converted to.
+    if (seconds < min || seconds > max) throw new ValidationError(field, value, `is not from ${min}s to ${max}s`);
+    return seconds;
   }
   return validateIntInRange(field, value, min, max);
 }
 
 export function validateReload(interval: unknown, jitter: unknown): ReloadSettings {
-  const intervalSeconds = parseSeconds('reload.interval', interval, LIMITS.minReloadInterval, LIMITS.maxReloadInterval);
-  const jitterSeconds = parseSeconds('reload.jitter', jitter, LIMITS.minReloadJitter, LIMITS.maxReloadInterval);
+  const intervalSeconds = parseSeconds('--reload-interval', interval, LIMITS.minReloadInterval, LIMITS.maxReloadInterval);
+  const jitterSeconds = parseSeconds('--reload-jitter', jitter, LIMITS.minReloadJitter, LIMITS.maxReloadInterval);
   if (jitterSeconds * 2 > intervalSeconds) {
-    throw new ValidationError('reload.jitter', jitterSeconds, `is more than half the interval (${intervalSeconds}s)`, 'CoreDNS would reload at irregular, sometimes immediate, times; lower it');
+    throw new ValidationError('--reload-jitter', jitter, `is more than half the interval (${intervalSeconds}s)`, 'CoreDNS would silently use half the interval instead; lower it');
   }
   return { intervalSeconds, jitterSeconds };
 }

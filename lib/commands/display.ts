@@ -1,18 +1,22 @@
 import { EXIT } from '../errors.js';
-import { loadLocalInputs } from '../local-inputs.js';
-import { loadTemplate, renderOnce } from '../render-job.js';
+import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
+import { gatherOnce } from './one-shot.js';
+
+export interface DisplayOptions extends CommandInputs {
+  readonly cluster?: ClusterFlags | undefined;
+}
 
 /** The data model as JSON, for debugging: inputs, resolutions and the record set the template sees. */
-export async function displayCommand(opts: CommandInputs): Promise<number> {
+export async function displayCommand(opts: DisplayOptions): Promise<number> {
   const log = loggerFor(opts.io);
-  const { raw, spec } = await loadLocalInputs(opts, log);
-  const rendered = await renderOnce(spec, await loadTemplate(raw.template), { servers: raw.dnsServers });
+  const state = await gatherOnce(opts, opts.cluster, log);
   const view = {
-    spec,
-    resolutions: Object.fromEntries(rendered.resolutions),
-    recordSet: rendered.recordSet,
-    notServed: rendered.empty,
+    spec: state.spec,
+    resolutions: Object.fromEntries(state.resolutions),
+    recordSet: state.recordSet,
+    notServed: state.empty,
+    unmanaged: state.unmanaged,
   };
   opts.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
   return EXIT.ok;

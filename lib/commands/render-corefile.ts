@@ -1,20 +1,22 @@
 import { EXIT } from '../errors.js';
-import { loadLocalInputs } from '../local-inputs.js';
-import { requireLbs } from '../spec.js';
-import { emitCorefile, loadTemplate, renderOnce } from '../render-job.js';
+import { renderCorefile } from '../render.js';
+import { emitCorefile, loadTemplate } from '../render-job.js';
+import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
+import { gatherOnce } from './one-shot.js';
 
 export interface RenderCorefileOptions extends CommandInputs {
   readonly diff: boolean;
+  /** Read the cluster; absent: flags and files only. */
+  readonly cluster?: ClusterFlags | undefined;
 }
 
 export async function renderCorefileCommand(opts: RenderCorefileOptions): Promise<number> {
   const log = loggerFor(opts.io);
-  const { raw, spec } = await loadLocalInputs(opts, log);
-  requireLbs(spec);
-  const template = await loadTemplate(raw.template);
-  const rendered = await renderOnce(spec, template, { servers: raw.dnsServers });
-  const emitted = await emitCorefile(rendered.text, raw.out, opts.diff, opts.io.stdout);
+  const state = await gatherOnce(opts, opts.cluster, log);
+  const template = await loadTemplate(state.raw.template);
+  const text = renderCorefile(state.recordSet, template.text, template.source);
+  const emitted = await emitCorefile(text, state.raw.out, opts.diff, opts.io.stdout);
   if (emitted.kind === 'file') log.info(emitted.written ? 'Corefile written' : 'Corefile unchanged', { path: emitted.path });
   return EXIT.ok;
 }

@@ -100,7 +100,7 @@ class Authority {
   }
 
   /** The response to one query message, or null when the query must go unanswered. */
-  answer(message: Buffer, udpLimit: number | null): Buffer | null {
+  answer(message: Buffer, transport: 'udp' | 'tcp'): Buffer | null {
     if (message.length < HEADER_BYTES) return null;
     const id = message.readUInt16BE(0);
     const flags = message.readUInt16BE(2);
@@ -136,8 +136,8 @@ class Authority {
 
     const { rcode, answers } = this.lookup(name, question.type);
     const full = reply(rcode, { ...base, answers });
-    const limit = udpLimit === null ? null : Math.max(CLASSIC_UDP_LIMIT, Math.min(opt?.udpPayloadSize ?? 0, EDNS_UDP_LIMIT));
-    if (limit === null || full.length <= limit) return full;
+    const udpLimit = Math.max(CLASSIC_UDP_LIMIT, Math.min(opt?.udpPayloadSize ?? 0, EDNS_UDP_LIMIT));
+    if (transport === 'tcp' || full.length <= udpLimit) return full;
     // Too big for this UDP exchange: say so, and the client asks again over TCP.
     return packet.encode({ ...base, id, type: 'response', flags: packet.AUTHORITATIVE_ANSWER | packet.TRUNCATED_RESPONSE | (flags & packet.RECURSION_DESIRED) | rcode });
   }
@@ -177,7 +177,12 @@ function serveTcp(authority: Authority, socket: Socket): void {
       if (pending.length < 2 + length) return;
       const message = pending.subarray(2, 2 + length);
       pending = pending.subarray(2 + length);
-      const response = authority.answer(message, null);
+      // Not even a header: the stream cannot be trusted to be framed right, so end it as servers do.
+      if (length < HEADER_BYTES) {
+        socket.destroy();
+        return;
+      }
+      const response = authority.answer(message, 'tcp');
       if (response === null) continue;
       const framed = Buffer.alloc(2 + response.length);
       framed.writeUInt16BE(response.length, 0);
@@ -210,7 +215,7 @@ async function listenBoth(host: string, authority: Authority): Promise<{ udp: Ud
       throw err;
     }
     udp.on('message', (message, peer) => {
-      const response = authority.answer(message, CLASSIC_UDP_LIMIT);
+      const response = authority.answer(message, 'udp');
       // A client that went away is not the server's problem: drop the reply as a real server would.
       if (response !== null) udp.send(response, peer.port, peer.address, () => undefined);
     });

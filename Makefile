@@ -1,0 +1,40 @@
+# lbdns — see README.md. Every target installs what it needs first.
+NODE_MODULES := node_modules/.package-lock.json
+BUNDLE := dist/lbdns.mjs
+SOURCES := $(shell find cmd lib templates -type f) scripts/bundle.mjs package.json
+
+.PHONY: all install build bundle example test test-deps lint bench clean
+
+all: build
+
+$(NODE_MODULES): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(NODE_MODULES)
+
+$(BUNDLE): $(NODE_MODULES) $(SOURCES)
+	node scripts/bundle.mjs $@
+
+bundle: $(BUNDLE)
+
+build: lint bundle
+
+example: $(BUNDLE)
+	node $(BUNDLE) render-corefile --example
+
+# Debian tools the tests use (DNS zone checker); installed when missing and apt-get is usable.
+test-deps:
+	@bash scripts/test-deps.sh
+
+test: $(NODE_MODULES) $(BUNDLE) test-deps
+	node test/run.mjs
+
+lint: $(NODE_MODULES)
+	npx tsc -p tsconfig.json
+
+bench: $(BUNDLE)
+	node --import tsx bench/run.ts
+
+clean:
+	rm -rf dist

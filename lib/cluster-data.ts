@@ -1,0 +1,56 @@
+import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeEntry } from './model.js';
+import { LB_NAMES } from './model.js';
+
+/**
+ * What one cluster source says, already sanitised: every endpoint valid, every name a
+ * DNS name, no duplicates. A field a source does not speak about is absent.
+ */
+export interface SourceContribution {
+  readonly lbs?: Partial<Record<LbName, readonly Endpoint[]>>;
+  readonly extraRecords?: readonly ExtraRecord[];
+  /** Unmanaged DNSRecords: left to the admin, reported, never served. */
+  readonly unmanaged?: readonly { readonly name: string; readonly source: string }[];
+  readonly nodes?: readonly NodeEntry[];
+}
+
+/** Everything the cluster says, merged from all sources. */
+export interface ClusterData {
+  readonly lbs: Readonly<Record<LbName, readonly Endpoint[]>>;
+  readonly extraRecords: readonly ExtraRecord[];
+  readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
+  readonly nodes: readonly NodeEntry[] | undefined;
+}
+
+function uniqueEndpoints(endpoints: readonly Endpoint[]): Endpoint[] {
+  const seen = new Set<string>();
+  return endpoints.filter((e) => {
+    const key = e.kind === 'ip' ? e.ip : e.hostname;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}
+
+/** Union per LB, in source order. */
+export function mergeContributions(contributions: readonly SourceContribution[]): ClusterData {
+  const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, uniqueEndpoints(contributions.flatMap((c) => c.lbs?.[lb] ?? []))])) as Record<LbName, Endpoint[]>;
+  const withNodes = contributions.filter((c) => c.nodes !== undefined);
+  return {
+    lbs,
+    extraRecords: contributions.flatMap((c) => c.extraRecords ?? []),
+    unmanaged: contributions.flatMap((c) => c.unmanaged ?? []),
+    nodes: withNodes.length === 0 ? undefined : withNodes.flatMap((c) => c.nodes ?? []),
+  };
+}
+
+/**
+ * Flags and config file win where they say something: an LB list given locally replaces
+ * the cluster's, local nodes replace the cluster's nodes.
+ */
+export function applyClusterData(local: ClusterSpec, cluster: ClusterData, localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean }): ClusterSpec {
+  const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, localSays.lbs.has(lb) ? local.lbs[lb] : cluster.lbs[lb]])) as Record<LbName, readonly Endpoint[]>;
+  return {
+    ...local,
+    lbs,
+    extraRecords: [...local.extraRecords, ...cluster.extraRecords],
+    nodes: localSays.nodes ? local.nodes : (cluster.nodes ?? []),
+  };
+}

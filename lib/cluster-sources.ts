@@ -1,0 +1,171 @@
+import type { KubeConfig, KubernetesListObject, KubernetesObject, V1ConfigMap, V1Node, V1Service } from '@kubernetes/client-node';
+import { mergeContributions, type ClusterData, type SourceContribution } from './cluster-data.js';
+import type { KubeError } from './errors.js';
+import { kubeModule } from './kube/client.js';
+import { watchCollection, type WatchedCollection } from './kube/informer.js';
+import type { Logger } from './log.js';
+import type { ClusterSources } from './monitor.js';
+import type { LbName, Role } from './model.js';
+import { dnsRecordsContribution, type DNSRecord } from './sources/dnsrecords.js';
+import { infrastructureContribution, type Infrastructure } from './sources/infra-lbs.js';
+import { lbConfigContribution } from './sources/lb-config.js';
+import { nodesContribution } from './sources/nodes.js';
+import { routerServiceContribution } from './sources/router-service.js';
+import type { Warn } from './sources/untrusted.js';
+
+export interface ObjectRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export const DNSRECORD_NAMESPACE = 'openshift-ingress-operator';
+
+export interface ClusterSourceOptions {
+  readonly kc: KubeConfig;
+  readonly role: Role;
+  readonly ingressService: ObjectRef;
+  /** Undefined when neither a flag nor the platform names it: api LBs then come from the Infrastructure status only. */
+  readonly lbConfig: ObjectRef | undefined;
+  /** What the flags already say: sources that could only repeat it are not watched. */
+  readonly localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean };
+  readonly log: Logger;
+  readonly onChange: () => void;
+  readonly onRestart?: (source: string, error: KubeError) => void;
+}
+
+interface Source {
+  readonly collection: WatchedCollection<KubernetesObject>;
+  readonly contribution: { current: SourceContribution };
+}
+
+/**
+ * A warning is logged when it first appears, not on every event that recomputes the same
+ * contribution: a malformed Service status would otherwise be logged on each Node update.
+ */
+function dedupedWarn(log: Logger, source: string): { warn: Warn; flush(): void } {
+  let previous = new Set<string>();
+  let current = new Set<string>();
+  return {
+    warn: (msg, fields) => {
+      current.add(msg);
+      if (!previous.has(msg)) log.warn(msg, { source, ...fields });
+    },
+    flush: () => {
+      previous = current;
+      current = new Set();
+    },
+  };
+}
+
+type Extract = (items: KubernetesObject[], warn: Warn) => SourceContribution;
+
+interface SourceSpec {
+  readonly name: string;
+  readonly what: string;
+  readonly path: string;
+  readonly fieldSelector?: string;
+  readonly list: () => Promise<KubernetesListObject<KubernetesObject>>;
+  readonly extract: Extract;
+}
+
+const byName = (name: string) => `metadata.name=${name}`;
+
+async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
+  const k8s = await kubeModule();
+  const core = opts.kc.makeApiClient(k8s.CoreV1Api);
+  const custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+  const asList = (p: Promise<unknown>) => p as Promise<KubernetesListObject<KubernetesObject>>;
+  const needs = (...lbs: LbName[]) => lbs.some((lb) => !opts.localSays.lbs.has(lb));
+  const cp = opts.role === 'control-plane';
+  const specs: SourceSpec[] = [];
+
+  if (cp && needs('ingress')) {
+    const { namespace, name } = opts.ingressService;
+    specs.push({
+      name: `service ${namespace}/${name}`,
+      what: `list services in ${namespace}`,
+      path: `/api/v1/namespaces/${namespace}/services`,
+      fieldSelector: byName(name),
+      list: () => asList(core.listNamespacedService({ namespace, fieldSelector: byName(name) })),
+      extract: (items, warn) => routerServiceContribution(items[0] as V1Service | undefined, warn),
+    });
+  }
+  if (opts.lbConfig && needs('api', 'api-int')) {
+    const { namespace, name } = opts.lbConfig;
+    specs.push({
+      name: `configmap ${namespace}/${name}`,
+      what: `list configmaps in ${namespace}`,
+      path: `/api/v1/namespaces/${namespace}/configmaps`,
+      fieldSelector: byName(name),
+      list: () => asList(core.listNamespacedConfigMap({ namespace, fieldSelector: byName(name) })),
+      extract: (items, warn) => lbConfigContribution(items[0] as V1ConfigMap | undefined, warn),
+    });
+  }
+  if (needs('api', 'api-int', 'ingress')) {
+    specs.push({
+      name: 'infrastructure cluster',
+      what: 'list infrastructures.config.openshift.io',
+      path: '/apis/config.openshift.io/v1/infrastructures',
+      fieldSelector: byName('cluster'),
+      list: () => asList(custom.listClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'infrastructures', fieldSelector: byName('cluster') })),
+      extract: (items, warn) => infrastructureContribution(items[0] as Infrastructure | undefined, warn),
+    });
+  }
+  if (cp) {
+    specs.push({
+      name: `dnsrecords in ${DNSRECORD_NAMESPACE}`,
+      what: `list dnsrecords.ingress.operator.openshift.io in ${DNSRECORD_NAMESPACE}`,
+      path: `/apis/ingress.operator.openshift.io/v1/namespaces/${DNSRECORD_NAMESPACE}/dnsrecords`,
+      list: () => asList(custom.listNamespacedCustomObject({ group: 'ingress.operator.openshift.io', version: 'v1', namespace: DNSRECORD_NAMESPACE, plural: 'dnsrecords' })),
+      extract: (items, warn) => dnsRecordsContribution(items as DNSRecord[], warn),
+    });
+  }
+  if (cp && !opts.localSays.nodes) {
+    specs.push({
+      name: 'nodes',
+      what: 'list nodes',
+      path: '/api/v1/nodes',
+      list: () => asList(core.listNode()),
+      extract: (items, warn) => nodesContribution(items as V1Node[], warn),
+    });
+  }
+  return specs;
+}
+
+/** Starts one list+watch per source the role needs; each source's contribution is recomputed on its own events only. */
+export async function startClusterSources(opts: ClusterSourceOptions): Promise<ClusterSources> {
+  const specs = await sourceSpecs(opts);
+  let started: Source[] = [];
+  const sources = await Promise.all(
+    specs.map(async (spec): Promise<Source> => {
+      const warnings = dedupedWarn(opts.log, spec.name);
+      const contribution: { current: SourceContribution } = { current: {} };
+      const collection = await watchCollection<KubernetesObject>({
+        kc: opts.kc,
+        name: spec.name,
+        what: spec.what,
+        path: spec.path,
+        ...(spec.fieldSelector === undefined ? {} : { fieldSelector: spec.fieldSelector }),
+        list: spec.list,
+        log: opts.log,
+        onRestart: (error) => opts.onRestart?.(spec.name, error),
+        onChange: (items) => {
+          contribution.current = spec.extract(items, warnings.warn);
+          warnings.flush();
+          opts.onChange();
+        },
+      });
+      return { collection, contribution };
+    }),
+  );
+  started = sources;
+  opts.onChange();
+  return {
+    data: (): ClusterData => mergeContributions(started.map((s) => s.contribution.current)),
+    synced: () => started.length === specs.length && started.every((s) => s.collection.synced()),
+    unsynced: () => started.filter((s) => !s.collection.synced()).map((s) => ({ source: s.collection.name, error: s.collection.lastError() })),
+    stop: async () => {
+      await Promise.all(started.map((s) => s.collection.stop()));
+    },
+  };
+}

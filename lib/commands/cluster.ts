@@ -1,0 +1,105 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startClusterSources, type ObjectRef } from '../cluster-sources.js';
+import type { RawConfig } from '../config.js';
+import { ValidationError } from '../errors.js';
+import { loadKubeConfig } from '../kube/client.js';
+import { readClusterIdentity, type ClusterIdentity } from '../kube/identity.js';
+import { loadRawConfig, specFromRaw } from '../local-inputs.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { LB_NAMES, type ClusterSpec, type LbName } from '../model.js';
+import { Monitor, type DesiredState } from '../monitor.js';
+import { ResolutionCache } from '../resolution-cache.js';
+import { HostResolver } from '../resolve.js';
+import { defaultLbConfigRef } from '../sources/lb-config.js';
+import { validateDnsName } from '../validate.js';
+import type { CommandInputs } from './io.js';
+
+/** Flags of every command that can read the cluster. */
+export interface ClusterFlags {
+  readonly kubeconfig: string | undefined;
+  /** `namespace/name` of the router Service. */
+  readonly ingressService: string;
+  /** `namespace/name` of the LB config ConfigMap; default from the platform. */
+  readonly lbConfig: string | undefined;
+  readonly waitTimeoutMs: number;
+}
+
+export const DEFAULT_INGRESS_SERVICE = 'openshift-ingress/router-default';
+
+export function parseObjectRef(field: string, value: string): ObjectRef {
+  const parts = value.split('/');
+  if (parts.length !== 2) throw new ValidationError(field, value, 'is not NAMESPACE/NAME');
+  const [namespace, name] = parts.map((p) => validateDnsName(field, p)) as [string, string];
+  return { namespace, name };
+}
+
+export interface ClusterContext {
+  readonly kc: KubeConfig;
+  readonly raw: RawConfig;
+  readonly spec: ClusterSpec;
+  readonly identity: ClusterIdentity;
+  readonly localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean };
+  readonly ingressService: ObjectRef;
+  readonly lbConfig: ObjectRef | undefined;
+}
+
+/** Local inputs plus what the cluster says about itself (domain, platform), read once. */
+export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger): Promise<ClusterContext> {
+  const raw = await loadRawConfig(inputs);
+  const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
+  const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
+  const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });
+  const identity = await readClusterIdentity(kc, log, Date.now() + flags.waitTimeoutMs);
+  const domain = raw.domain ?? identity.domain;
+  if (domain === undefined) {
+    throw new ValidationError('--domain', undefined, 'is required: the cluster has no dnses.config.openshift.io/cluster spec.baseDomain nor an Infrastructure apiServerInternalURI to take it from', 'pass --domain');
+  }
+  const spec = await specFromRaw({ ...raw, domain }, log);
+  const lbs = new Set(LB_NAMES.filter((lb) => spec.lbs[lb].length > 0));
+  const lbConfig = explicitLbConfig ?? (identity.platform ? defaultLbConfigRef(identity.platform) : undefined);
+  if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: identity.platform ?? 'unknown' });
+  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig };
+}
+
+export interface PipelineOptions {
+  readonly log: Logger;
+  readonly metrics?: Metrics;
+  readonly dnsServers: readonly string[] | undefined;
+  readonly sink: (state: DesiredState) => Promise<void>;
+}
+
+/** Sources → resolutions → monitor, wired; the caller decides the sink and when to stop. */
+export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions): Promise<Monitor> {
+  const { log, metrics } = opts;
+  let monitor: Monitor | undefined;
+  const schedule = () => monitor?.schedule();
+  const resolver = new HostResolver({
+    servers: opts.dnsServers,
+    onRetry: (info) => metrics?.resolveFailures.inc({ reason: info.reason }),
+  });
+  const resolutions = new ResolutionCache({
+    resolver,
+    onChange: (hostname, before, after) => {
+      log.info('LB hostname answer changed', { hostname, from: before ? [...before.v4, ...before.v6] : [], to: after ? [...after.v4, ...after.v6] : [] });
+      schedule();
+    },
+    onFailure: (hostname, error, keptLastGood, retryInSeconds) => {
+      metrics?.resolveFailures.inc({ reason: error.reason });
+      log.warn(keptLastGood ? 'resolving an LB hostname failed; serving its last known good addresses' : 'resolving an LB hostname failed', { hostname, reason: error.reason, error: error.message, retryInSeconds });
+    },
+  });
+  const sources = await startClusterSources({
+    kc: ctx.kc,
+    role: ctx.spec.role,
+    ingressService: ctx.ingressService,
+    lbConfig: ctx.lbConfig,
+    localSays: ctx.localSays,
+    log,
+    onChange: schedule,
+    onRestart: (source) => metrics?.watchRestarts.inc({ source }),
+  });
+  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink });
+  monitor.schedule();
+  return monitor;
+}

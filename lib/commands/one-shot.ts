@@ -1,0 +1,42 @@
+import { loadLocalInputs } from '../local-inputs.js';
+import type { Logger } from '../log.js';
+import type { RawConfig } from '../config.js';
+import type { ClusterSpec, RecordSet, Resolution } from '../model.js';
+import { buildRecordSet } from '../record-set.js';
+import { resolveAll } from '../gather.js';
+import { HostResolver } from '../resolve.js';
+import { requireLbs } from '../spec.js';
+import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
+import type { CommandInputs } from './io.js';
+
+/** What a one-shot command computed: the same shape from flags alone or from the cluster. */
+export interface OneShotState {
+  readonly raw: RawConfig;
+  readonly spec: ClusterSpec;
+  readonly resolutions: ReadonlyMap<string, Resolution>;
+  readonly recordSet: RecordSet;
+  readonly empty: readonly string[];
+  readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
+}
+
+/**
+ * Flags and files only: every LB the role needs must be given, every hostname must
+ * resolve. With a cluster: its sources are read once, waiting up to --wait-timeout for
+ * the role's required names, then everything stops.
+ */
+export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | undefined, log: Logger): Promise<OneShotState> {
+  if (cluster === undefined) {
+    const { raw, spec } = await loadLocalInputs(inputs, log);
+    requireLbs(spec);
+    const resolutions = await resolveAll(spec, new HostResolver({ servers: raw.dnsServers }));
+    return { raw, spec, resolutions, ...buildRecordSet(spec, resolutions), unmanaged: [] };
+  }
+  const ctx = await prepareCluster(inputs, cluster, log);
+  const monitor = await startPipeline(ctx, { log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
+  try {
+    const state = await monitor.whenComplete(cluster.waitTimeoutMs);
+    return { raw: ctx.raw, ...state };
+  } finally {
+    await monitor.stop();
+  }
+}

@@ -1,0 +1,105 @@
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../atomic-write.js';
+import { ConfigError, EXIT } from '../errors.js';
+import { startHealthServer } from '../health-server.js';
+import { DEFAULT_RESOLV_CONF, specFromRaw } from '../local-inputs.js';
+import { createMetrics } from '../metrics.js';
+import type { RecordSet } from '../model.js';
+import type { DesiredState } from '../monitor.js';
+import { recordChanges } from '../record-changes.js';
+import { renderCorefile } from '../render.js';
+import { loadTemplate } from '../render-job.js';
+import { watchFile } from '../watch-file.js';
+import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
+import { loggerFor, type CommandInputs } from './io.js';
+
+export interface WatchLbStatusOptions extends CommandInputs {
+  readonly cluster: ClusterFlags;
+  /** `HOST:PORT` for /healthz, /readyz and /metrics. */
+  readonly metricsAddr: string;
+  /** Ends the monitor as SIGTERM does; tests use it. */
+  readonly signal?: AbortSignal;
+  /** Told the bound health address once listening (for `:0`). */
+  readonly onListening?: (address: string) => void;
+}
+
+function untilStopped(signal: AbortSignal | undefined): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (why: string) => {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      resolve(why);
+    };
+    const onTerm = () => done('SIGTERM');
+    const onInt = () => done('SIGINT');
+    process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onInt);
+    signal?.addEventListener('abort', () => done('stop requested'), { once: true });
+  });
+}
+
+/** Keeps the Corefile equal to what the cluster and DNS say, until SIGTERM. */
+export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<number> {
+  const log = loggerFor(opts.io);
+  const stopped = untilStopped(opts.signal);
+  const metrics = await createMetrics();
+  const ctx = await prepareCluster(opts, opts.cluster, log);
+  const out = ctx.raw.out;
+  if (out === undefined || out === '-') throw new ConfigError('--out is required: the Corefile path CoreDNS reads (e.g. /etc/coredns/Corefile)');
+  const template = await loadTemplate(ctx.raw.template);
+
+  let lastText = await readFile(out, 'utf8').catch(() => undefined);
+  let lastSet: RecordSet | undefined;
+  const sink = async (state: DesiredState): Promise<void> => {
+    let text: string;
+    try {
+      text = renderCorefile(state.recordSet, template.text, template.source);
+    } catch (err) {
+      metrics.renders.inc({ result: 'failed' });
+      log.error('render failed; the Corefile on disk is kept', { error: (err as Error).message });
+      return;
+    }
+    metrics.recordsServed.set({ kind: 'lb' }, state.recordSet.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
+    metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
+    if (text === lastText) {
+      metrics.renders.inc({ result: 'unchanged' });
+    } else {
+      const { written } = await writeFileAtomic(out, text);
+      lastText = text;
+      metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
+      if (written) {
+        metrics.lastChange.set(Date.now() / 1000);
+        log.info('Corefile written', { path: out, changes: recordChanges(lastSet, state.recordSet), notServed: state.empty });
+      }
+    }
+    lastSet = state.recordSet;
+    metrics.ready.set(1);
+  };
+
+  const monitor = await startPipeline(ctx, { log, metrics, dnsServers: ctx.raw.dnsServers, sink });
+  const health = await startHealthServer(opts.metricsAddr, metrics, () => monitor.ready);
+  opts.onListening?.(health.address);
+  log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
+
+  const resolvConf = ctx.raw.upstreams === undefined ? (ctx.raw.resolvConf ?? DEFAULT_RESOLV_CONF) : undefined;
+  const onResolvConf = async () => {
+    try {
+      monitor.updateLocal(await specFromRaw({ ...ctx.raw, domain: ctx.spec.domain }, log));
+      log.info('resolv.conf changed; upstreams re-read', { path: resolvConf });
+    } catch (err) {
+      log.error('resolv.conf changed but is unusable; keeping the previous upstreams', { path: resolvConf, error: (err as Error).message });
+    }
+  };
+  let resolvWatch: { close(): void } | undefined;
+  try {
+    resolvWatch = resolvConf ? watchFile(resolvConf, onResolvConf) : undefined;
+  } catch (err) {
+    log.warn('cannot watch resolv.conf; upstream changes need a restart', { path: resolvConf, error: (err as Error).message });
+  }
+
+  const why = await stopped;
+  log.info('stopping', { why });
+  resolvWatch?.close();
+  await Promise.all([monitor.stop(), health.close()]);
+  return EXIT.ok;
+}

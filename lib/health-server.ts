@@ -1,0 +1,53 @@
+import { createServer, type Server } from 'node:http';
+import { ConfigError } from './errors.js';
+import type { Metrics } from './metrics.js';
+
+export interface HealthServer {
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+/** `HOST:PORT`, `[v6]:PORT` or `:PORT` (loopback). */
+export function parseListenAddress(value: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:]*)):([0-9]{1,5})$/.exec(value);
+  const port = Number(m?.[3]);
+  if (!m || port > 65535) throw new ConfigError(`--metrics-addr ${JSON.stringify(value)}: not HOST:PORT (e.g. 127.0.0.1:9191, or :0 for any free port)`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+/** /healthz: the process serves; /readyz: a complete Corefile was rendered; /metrics: Prometheus text. */
+export async function startHealthServer(listen: string, metrics: Metrics, isReady: () => boolean): Promise<HealthServer> {
+  const { host, port } = parseListenAddress(listen);
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405).end();
+    } else if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/readyz') {
+      const ready = isReady();
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'no complete Corefile rendered yet\n');
+    } else if (path === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+        (err: unknown) => res.writeHead(500).end(String(err)),
+      );
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(new ConfigError(`--metrics-addr ${listen}: cannot listen (${(err as NodeJS.ErrnoException).code ?? String(err)})`)));
+    server.listen(port, host, () => resolve());
+  });
+  const addr = server.address();
+  const bound = typeof addr === 'object' && addr ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : listen;
+  return {
+    address: bound,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,54 @@
+import { access, readFile } from 'node:fs/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ConfigError } from '../errors.js';
+
+export type KubeModule = typeof import('@kubernetes/client-node');
+
+/** Loaded on first use only: the client is the heaviest module, and local renders never need it. */
+export async function kubeModule(): Promise<KubeModule> {
+  return import('@kubernetes/client-node');
+}
+
+export interface KubeconfigSource {
+  /** Positional argument or --kubeconfig; wins over the environment. */
+  readonly path?: string | undefined;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * Path, then KUBECONFIG, then the pod's service account. Unlike client-node's
+ * loadFromDefault there is no silent fallback to http://localhost:8080: a monitor talking
+ * to nothing would look healthy while serving stale data.
+ */
+export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConfig> {
+  const k8s = await kubeModule();
+  const kc = new k8s.KubeConfig();
+  const path = source.path ?? source.env.KUBECONFIG?.split(':').find((p) => p !== '');
+  if (path !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`kubeconfig ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); check the path and the volume mount`);
+    }
+    try {
+      kc.loadFromString(text);
+    } catch (err) {
+      throw new ConfigError(`kubeconfig ${path}: not a usable kubeconfig (${(err as Error).message})`);
+    }
+  } else if (source.env.KUBERNETES_SERVICE_HOST && (await access(SERVICE_ACCOUNT_TOKEN).then(() => true, () => false))) {
+    kc.loadFromCluster();
+  } else {
+    throw new ConfigError('no kubeconfig: pass its path (as the argument or --kubeconfig), set KUBECONFIG, or run in a pod with a service account');
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: its current context "${kc.getCurrentContext()}" names no cluster; set current-context`);
+  try {
+    new URL(cluster.server);
+  } catch {
+    throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: cluster "${cluster.name}" has no valid server URL (${JSON.stringify(cluster.server)})`);
+  }
+  return kc;
+}

@@ -1,0 +1,51 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import pRetry, { AbortError } from 'p-retry';
+import { KubeAccessError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Platform } from '../model.js';
+import { domainFrom, type DnsConfig } from '../sources/cluster-identity.js';
+import { platformOf, type Infrastructure } from '../sources/infra-lbs.js';
+import { httpStatusOf, kubeErrorFrom } from './api-error.js';
+import { kubeModule } from './client.js';
+
+export interface ClusterIdentity {
+  readonly infrastructure: Infrastructure | undefined;
+  readonly platform: Platform | undefined;
+  readonly domain: string | undefined;
+}
+
+/**
+ * The cluster-wide facts read once at start: the platform (it names the LB config
+ * ConfigMap's namespace and the status field update-infra-status writes) and the cluster
+ * domain. Transient failures are retried until `deadline`; 401/403 fail at once, since
+ * waiting will not grant an RBAC rule.
+ */
+export async function readClusterIdentity(kc: KubeConfig, log: Logger, deadline: number): Promise<ClusterIdentity> {
+  const k8s = await kubeModule();
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const get = async <T>(plural: string, what: string): Promise<T | undefined> =>
+    pRetry(
+      async () => {
+        try {
+          return (await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural, name: 'cluster' })) as T;
+        } catch (err) {
+          if (httpStatusOf(err) === 404) return undefined;
+          const error = kubeErrorFrom(err, what);
+          if (error instanceof KubeAccessError || Date.now() >= deadline) throw new AbortError(error);
+          throw error;
+        }
+      },
+      {
+        retries: Number.MAX_SAFE_INTEGER,
+        minTimeout: 250,
+        maxTimeout: 5000,
+        onFailedAttempt: ({ error }) => log.warn('reading the cluster failed; retrying', { what, error: error.message }),
+      },
+    );
+  const [infrastructure, dns] = await Promise.all([
+    get<Infrastructure>('infrastructures', 'get infrastructures.config.openshift.io/cluster'),
+    get<DnsConfig>('dnses', 'get dnses.config.openshift.io/cluster'),
+  ]);
+  const warn = (msg: string, fields: Record<string, unknown>) => log.warn(msg, fields);
+  return { infrastructure, platform: platformOf(infrastructure), domain: domainFrom(dns, infrastructure, warn) };
+}

@@ -1,0 +1,184 @@
+import { applyClusterData, type ClusterData } from './cluster-data.js';
+import { MissingDataError, type KubeError, type ResolveError } from './errors.js';
+import { hostnamesOf } from './gather.js';
+import type { Logger } from './log.js';
+import { ROLE_LBS, type ClusterSpec, type LbName, type RecordSet, type Resolution } from './model.js';
+import { buildRecordSet, lbRecordName } from './record-set.js';
+
+/** The cluster side of the pipeline: merged, sanitised data from every watched source. */
+export interface ClusterSources {
+  data(): ClusterData;
+  /** Every source has listed once. */
+  synced(): boolean;
+  /** Sources not listed yet, with the last error each hit. */
+  unsynced(): readonly { readonly source: string; readonly error: KubeError | undefined }[];
+  stop(): Promise<void>;
+}
+
+/** The hostname side: last known good answers, kept fresh by TTL. */
+export interface Resolutions {
+  setHostnames(hostnames: Iterable<string>): void;
+  snapshot(): ReadonlyMap<string, Resolution>;
+  settled(): Promise<void>;
+  pending(): ReadonlyMap<string, ResolveError>;
+  stop(): void;
+}
+
+export interface DesiredState {
+  readonly spec: ClusterSpec;
+  readonly recordSet: RecordSet;
+  /** Names with no address, so not served. */
+  readonly empty: readonly string[];
+  readonly resolutions: ReadonlyMap<string, Resolution>;
+  /** The role's required names all have addresses. */
+  readonly complete: boolean;
+  /** Unmanaged DNSRecords: left to the admin, not served. */
+  readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
+}
+
+export interface MonitorOptions {
+  /** The spec from flags and config file; cluster data fills what it does not say. */
+  readonly local: ClusterSpec;
+  readonly localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean };
+  readonly sources: ClusterSources | undefined;
+  readonly resolutions: Resolutions;
+  readonly log: Logger;
+  /** Coalesces bursts of events into one computation. */
+  readonly debounceMs?: number;
+  /** Called with each new desired state, one call at a time, once the first complete state exists. */
+  readonly sink: (state: DesiredState) => Promise<void>;
+}
+
+/** Names a role cannot work without: api-int everywhere, the ingress wildcard on control planes. */
+export function requiredNames(spec: ClusterSpec): string[] {
+  const required: LbName[] = spec.role === 'bootstrap' ? ['api-int'] : ['api-int', 'ingress'];
+  return required.filter((lb) => ROLE_LBS[spec.role].includes(lb)).map((lb) => lbRecordName(lb, spec.domain));
+}
+
+/**
+ * sources → spec → resolutions → desired state → sink. Recomputes on every change from
+ * either side, debounced; the sink decides what to write. Until the first complete state
+ * nothing reaches the sink, so a starting monitor never replaces a good Corefile with a
+ * partial one; after that every change does, because only the API removes a name.
+ */
+export class Monitor {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private dirty = false;
+  private stopped = false;
+  private delivered = false;
+  private latest: DesiredState | undefined;
+  private readonly waiters = new Set<() => void>();
+
+  private local: ClusterSpec;
+
+  constructor(private readonly opts: MonitorOptions) {
+    this.local = opts.local;
+  }
+
+  /** The local inputs changed (resolv.conf was rewritten): recompute with the new spec. */
+  updateLocal(spec: ClusterSpec): void {
+    this.local = spec;
+    this.schedule();
+  }
+
+  /** Something changed: recompute soon. */
+  schedule(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.dirty = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.run(), this.opts.debounceMs ?? 10);
+  }
+
+  /** Whether a complete state has reached the sink. */
+  get ready(): boolean {
+    return this.delivered;
+  }
+
+  current(): DesiredState | undefined {
+    return this.latest;
+  }
+
+  /** Resolves with the first complete state; rejects naming what is missing after `timeoutMs`. */
+  async whenComplete(timeoutMs: number): Promise<DesiredState> {
+    const done = () => (this.latest?.complete && this.synced() ? this.latest : undefined);
+    const first = done();
+    if (first) return first;
+    return new Promise<DesiredState>((resolve, reject) => {
+      const check = () => {
+        const state = done();
+        if (!state) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(state);
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new MissingDataError(`after ${Math.round(timeoutMs / 1000)}s still missing: ${this.missing().join('; ')}`));
+      }, timeoutMs);
+      this.waiters.add(check);
+    });
+  }
+
+  /** Human-readable list of what keeps the state incomplete. */
+  missing(): string[] {
+    const out: string[] = [];
+    for (const u of this.opts.sources?.unsynced() ?? []) out.push(`${u.source} not read yet${u.error ? ` (${u.error.message})` : ''}`);
+    const state = this.latest;
+    if (state) {
+      const pending = this.opts.resolutions.pending();
+      for (const name of requiredNames(state.spec).filter((n) => state.empty.includes(n))) {
+        const hosts = hostnamesOf(state.spec).filter((h) => pending.has(h));
+        out.push(`${name} has no address${hosts.length ? ` (unresolved: ${hosts.map((h) => `${h}: ${pending.get(h)?.reason}`).join(', ')})` : ''}`);
+      }
+    }
+    return out.length > 0 ? out : ['nothing'];
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.opts.resolutions.stop();
+    await this.opts.sources?.stop();
+    await this.running;
+  }
+
+  private synced(): boolean {
+    return this.opts.sources?.synced() ?? true;
+  }
+
+  private run(): void {
+    this.running = this.compute()
+      .catch((err: unknown) => this.opts.log.error('recomputing the desired state failed; keeping the current Corefile', { error: (err as Error).message }))
+      .finally(() => {
+        this.running = undefined;
+        if (this.dirty && !this.stopped) {
+          this.dirty = false;
+          this.schedule();
+        }
+      });
+  }
+
+  private async compute(): Promise<void> {
+    if (!this.synced()) return;
+    const { localSays, sources, resolutions } = this.opts;
+    const data = sources?.data();
+    const spec = data ? applyClusterData(this.local, data, localSays) : this.local;
+    resolutions.setHostnames(hostnamesOf(spec));
+    // A new hostname gets its first answer before the state is built, so replacing one LB
+    // hostname by another never serves the name empty in between.
+    await resolutions.settled();
+    if (this.stopped) return;
+    const snapshot = resolutions.snapshot();
+    const { recordSet, empty } = buildRecordSet(spec, snapshot);
+    const complete = requiredNames(spec).every((n) => !empty.includes(n));
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [] };
+    for (const waiter of [...this.waiters]) waiter();
+    if (!complete && !this.delivered) return;
+    await this.opts.sink(this.latest);
+    this.delivered = true;
+  }
+}

@@ -1,0 +1,63 @@
+import type { SourceContribution } from '../cluster-data.js';
+import type { LbName, Platform } from '../model.js';
+import { describeObject, ipsFromApi, type ApiObjectMeta, type Warn } from './untrusted.js';
+
+export type PlatformStatusKey = 'aws' | 'gcp' | 'azure';
+
+interface CloudLoadBalancerConfig {
+  readonly dnsType?: string;
+  readonly clusterHosted?: {
+    readonly apiIntLoadBalancerIPs?: unknown;
+    readonly apiLoadBalancerIPs?: unknown;
+    readonly ingressLoadBalancerIPs?: unknown;
+  };
+}
+
+/** `infrastructures.config.openshift.io` as far as lbdns reads it; every field may be missing. */
+export interface Infrastructure {
+  readonly metadata?: ApiObjectMeta;
+  readonly status?: {
+    readonly apiServerInternalURI?: unknown;
+    readonly platformStatus?: { readonly type?: unknown } & Partial<
+      Record<PlatformStatusKey, { readonly cloudLoadBalancerConfig?: CloudLoadBalancerConfig | null }>
+    >;
+  };
+}
+
+const STATUS_KEYS: Readonly<Record<Platform, PlatformStatusKey>> = { AWS: 'aws', GCP: 'gcp', Azure: 'azure' };
+
+const LIST_OF = {
+  'api-int': 'apiIntLoadBalancerIPs',
+  api: 'apiLoadBalancerIPs',
+  ingress: 'ingressLoadBalancerIPs',
+} as const satisfies Record<LbName, string>;
+
+export function platformStatusKey(platform: Platform): PlatformStatusKey {
+  return STATUS_KEYS[platform];
+}
+
+/** The cloud platforms lbdns serves; anything else (bare metal, vSphere, None…) is undefined. */
+export function platformOf(infra: Infrastructure | undefined): Platform | undefined {
+  const type = infra?.status?.platformStatus?.type;
+  return typeof type === 'string' && Object.hasOwn(STATUS_KEYS, type) ? (type as Platform) : undefined;
+}
+
+/**
+ * The three `clusterHosted` IP lists, read only when `dnsType` is `ClusterHosted`: under
+ * `PlatformDefault` the cloud's DNS serves these names and the object says nothing about
+ * them, so neither does the contribution. Under `ClusterHosted`, a missing list is an empty one.
+ */
+export function infrastructureContribution(infra: Infrastructure | undefined, warn: Warn): SourceContribution {
+  const platform = platformOf(infra);
+  if (platform === undefined) return {};
+  const key = platformStatusKey(platform);
+  const config = infra?.status?.platformStatus?.[key]?.cloudLoadBalancerConfig;
+  if (config?.dnsType !== 'ClusterHosted') return {};
+  const object = describeObject('infrastructure', infra?.metadata);
+  const lbs: Partial<Record<LbName, { kind: 'ip'; ip: string }[]>> = {};
+  for (const [lb, list] of Object.entries(LIST_OF) as [LbName, (typeof LIST_OF)[LbName]][]) {
+    const where = `${object} status.platformStatus.${key}.cloudLoadBalancerConfig.clusterHosted.${list}`;
+    lbs[lb] = ipsFromApi(config.clusterHosted?.[list], where, warn).map((ip) => ({ kind: 'ip', ip }));
+  }
+  return { lbs };
+}

@@ -1,0 +1,47 @@
+import type { V1Node } from '@kubernetes/client-node';
+import type { SourceContribution } from '../cluster-data.js';
+import type { NodeEntry } from '../model.js';
+import { validateDnsName } from '../validate.js';
+import { describeObject, distinctCapped, elementsOf, ipFromApi, validated, warnIgnored, type Warn } from './untrusted.js';
+
+function nameOf(node: V1Node, object: string, warn: Warn): string | undefined {
+  const where = `${object} metadata.name`;
+  const value: unknown = node.metadata?.name;
+  return validated(where, value, warn, () => validateDnsName(where, value), 'node not served');
+}
+
+/** InternalIP addresses only: the ones other nodes reach it on. ExternalIP, Hostname and the DNS kinds are not served. */
+function internalIpsOf(node: V1Node, object: string, warn: Warn): string[] {
+  const where = `${object} status.addresses`;
+  const found = elementsOf(node.status?.addresses, where, warn).flatMap(({ item, where: at }) => {
+    if (typeof item !== 'object' || item === null || (item as { type?: unknown }).type !== 'InternalIP') return [];
+    const ip = ipFromApi((item as { address?: unknown }).address, `${at}.address`, warn);
+    return ip === undefined ? [] : [{ item: ip, where: `${at}.address` }];
+  });
+  return distinctCapped(found, (ip) => ip, where, warn);
+}
+
+/** Node name → its InternalIPs (both families), sorted by name; a node with none is skipped. */
+export function nodesContribution(nodes: readonly V1Node[], warn: Warn): SourceContribution {
+  const byName = new Map<string, NodeEntry>();
+  for (const node of nodes) {
+    if (typeof node !== 'object' || node === null) {
+      warnIgnored(warn, 'node list item', node, 'is not an object');
+      continue;
+    }
+    const object = describeObject('node', node.metadata);
+    const name = nameOf(node, object, warn);
+    if (name === undefined) continue;
+    if (byName.has(name)) {
+      warnIgnored(warn, `${object} metadata.name`, name, 'names a node already listed', 'node not served twice');
+      continue;
+    }
+    const ips = internalIpsOf(node, object, warn);
+    if (ips.length === 0) {
+      warnIgnored(warn, `${object} status.addresses`, undefined, 'has no valid InternalIP address', 'node not served');
+      continue;
+    }
+    byName.set(name, { name, ips });
+  }
+  return { nodes: [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
+}

@@ -1,0 +1,123 @@
+import { ValidationError } from '../errors.js';
+import { LIMITS, type Endpoint } from '../model.js';
+import { parseEndpoint, validateIp } from '../validate.js';
+
+/*
+ * Everything read from the Kubernetes API is untrusted input: the server accepts empty
+ * entries, duplicates and (outside the few CRD-validated fields) any string. A bad value
+ * never fails a whole source; it is dropped with a warning that names the object and the
+ * field, so an admin can find it with `oc get`.
+ */
+
+export type Warn = (msg: string, fields: Record<string, unknown>) => void;
+
+/** The metadata fields the sources read; typed loosely because custom resources arrive as plain JSON. */
+export interface ApiObjectMeta {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly deletionTimestamp?: string | Date | null;
+}
+
+/** `service openshift-ingress/router-default`, as a warning names an object. */
+export function describeObject(kind: string, metadata: ApiObjectMeta | undefined): string {
+  const name = metadata?.name ?? '<unnamed>';
+  return metadata?.namespace ? `${kind} ${metadata.namespace}/${name}` : `${kind} ${name}`;
+}
+
+/** `outcome` tells the admin what was left out because of it: the value, a record, a node. */
+export function warnIgnored(warn: Warn, where: string, value: unknown, reason: string, outcome = 'ignored'): void {
+  warn(`${where}: ${value === undefined ? '' : `${JSON.stringify(value)} `}${reason}; ${outcome}`, { where, value, reason });
+}
+
+/** Runs a lib/validate.ts check, turning its ValidationError into a warning and undefined. */
+export function validated<T>(where: string, value: unknown, warn: Warn, check: () => T, outcome = 'ignored'): T | undefined {
+  try {
+    return check();
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    warn(`${err.message}; ${outcome}`, { where, value, reason: err.reason });
+    return undefined;
+  }
+}
+
+export function ipFromApi(value: unknown, where: string, warn: Warn): string | undefined {
+  return validated(where, value, warn, () => validateIp(where, value));
+}
+
+/**
+ * IP literal → ip, DNS name → hostname. A hostname must have at least two labels: a cloud
+ * LB name is always fully qualified, and a single label would be looked up through the
+ * resolver's search domains, answering for some other name.
+ */
+export function endpointFromApi(value: unknown, where: string, warn: Warn): Endpoint | undefined {
+  const endpoint = validated(where, value, warn, () => parseEndpoint(where, value));
+  if (endpoint?.kind === 'hostname' && !endpoint.hostname.includes('.')) {
+    warnIgnored(warn, where, value, 'is a single-label name, not a fully qualified host name');
+    return undefined;
+  }
+  return endpoint;
+}
+
+export function endpointKey(endpoint: Endpoint): string {
+  return endpoint.kind === 'ip' ? endpoint.ip : endpoint.hostname;
+}
+
+export interface Located<T> {
+  readonly item: T;
+  readonly where: string;
+}
+
+/** The elements of a list field with where each one sits; anything but a list (or nothing) is warned about. */
+export function elementsOf(values: unknown, where: string, warn: Warn): Located<unknown>[] {
+  if (values === undefined || values === null) return [];
+  if (!Array.isArray(values)) {
+    warnIgnored(warn, where, values, 'is not a list');
+    return [];
+  }
+  return values.map((item: unknown, i) => ({ item, where: `${where}[${i}]` }));
+}
+
+/**
+ * Keeps the first of each key and at most LIMITS.maxIpsPerName items: what CoreDNS answers
+ * and what the Infrastructure status can hold. Repeats and the overflow are warned about.
+ */
+export function distinctCapped<T>(found: readonly Located<T>[], keyOf: (item: T) => string, where: string, warn: Warn): T[] {
+  const seen = new Set<string>();
+  const kept: T[] = [];
+  for (const { item, where: at } of found) {
+    const key = keyOf(item);
+    if (seen.has(key)) {
+      warnIgnored(warn, at, key, 'repeats an earlier entry');
+      continue;
+    }
+    seen.add(key);
+    kept.push(item);
+  }
+  if (kept.length > LIMITS.maxIpsPerName) {
+    const total = kept.length;
+    const dropped = kept.splice(LIMITS.maxIpsPerName).map(keyOf);
+    warn(`${where}: ${total} distinct entries exceed the limit of ${LIMITS.maxIpsPerName}; ignored the last ${dropped.length}: ${dropped.join(', ')}`, {
+      where,
+      dropped,
+    });
+  }
+  return kept;
+}
+
+/** Canonical IPs of a list field: empty, non-string, malformed and repeated entries dropped, at most 16. */
+export function ipsFromApi(values: unknown, where: string, warn: Warn): string[] {
+  const found = elementsOf(values, where, warn).flatMap(({ item, where: at }) => {
+    const ip = ipFromApi(item, at, warn);
+    return ip === undefined ? [] : [{ item: ip, where: at }];
+  });
+  return distinctCapped(found, (ip) => ip, where, warn);
+}
+
+/** Endpoints of already located values: invalid and repeated ones dropped, at most 16. */
+export function endpointsFromApi(values: readonly Located<unknown>[], where: string, warn: Warn): Endpoint[] {
+  const found = values.flatMap(({ item, where: at }) => {
+    const endpoint = endpointFromApi(item, at, warn);
+    return endpoint === undefined ? [] : [{ item: endpoint, where: at }];
+  });
+  return distinctCapped(found, endpointKey, where, warn);
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian tools some tests use, only when they are missing.
+set -euo pipefail
+need=()
+command -v named-checkzone >/dev/null 2>&1 || need+=(bind9-utils)
+command -v nsupdate >/dev/null 2>&1 || need+=(bind9-dnsutils)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "test-deps: missing ${need[*]} and cannot apt-get them here; the tests that use them will fail" >&2
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -1,0 +1,185 @@
+/**
+ * Every bad input is refused before anything is written: exit code 2, a message on stderr
+ * that names the field and the bad value, nothing on stdout, and the --out file exactly as it
+ * was (same bytes, same mtime), or, when there was none, still none and no temp file.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runLbdns } from './support/run-cli.js';
+
+const VALID: Readonly<Record<string, readonly string[]>> = {
+  '--domain': ['c1.example.com'],
+  '--api-lb': ['10.0.0.10'],
+  '--api-int-lb': ['10.0.0.20'],
+  '--ingress-lb': ['10.0.1.30'],
+  '--upstream': ['10.0.0.2'],
+};
+
+/** A valid cluster's flags with some replaced (null: left out), then `extra`. */
+function cluster(over: Record<string, readonly string[] | null> = {}, extra: readonly string[] = []): string[] {
+  const flags = { ...VALID, ...over };
+  return [...Object.entries(flags).flatMap(([flag, values]) => (values ?? []).flatMap((v) => [flag, v])), ...extra];
+}
+
+const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** The message names the field and quotes the value as given. */
+const names = (field: string, value: string): RegExp => new RegExp(`${esc(field)}: ${esc(JSON.stringify(value))}`);
+
+const seq = (n: number, f: (i: number) => string): string[] => Array.from({ length: n }, (_, i) => f(i + 1));
+
+const BUILTIN_LIKE_HEAD = '. {\n    errors\n';
+
+/** Fixture files the cases read, written once into the inputs directory. */
+const FILES: Record<string, string> = {
+  'unknown-key.yaml': 'domain: c1.example.com\nloadBalancers:\n  api: [10.0.0.10]\n  apiInternal: [10.0.0.20]\n',
+  'bad.yaml': 'domain: c1.example.com\nloadBalancers: {api: [10.0.0.10\n',
+  'ttl-list.yaml': 'ttl: [60]\n',
+  'lb-string.json': '{"loadBalancers": {"ingress": "10.0.1.30"}}\n',
+  'resolv-loopback.conf': 'nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n',
+  'close-brace.eta': `${BUILTIN_LIKE_HEAD}    forward . <%= it.upstreams.join(' ') %>\n<% if (it.names.length > 0) { %>    }\n<% } %>}\n`,
+  'aaaa-in-a.eta': `${BUILTIN_LIKE_HEAD}<% for (const n of it.names) { -%>\n    template IN A <%= n.zone %> {\n        match <%= n.match %>\n        answer "{{ .Name }} <%= it.ttl %> IN AAAA fd00::1"\n    }\n<% } -%>\n    forward . <%= it.upstreams.join(' ') %>\n}\n`,
+  'bad-ip-answer.eta': `${BUILTIN_LIKE_HEAD}<% for (const n of it.names) { -%>\n    template IN A <%= n.zone %> {\n        match <%= n.match %>\n<% for (const ip of n.v4) { -%>\n        answer "{{ .Name }} <%= it.ttl %> IN A <%= ip %>0"\n<% } -%>\n    }\n<% } -%>\n    forward . <%= it.upstreams.join(' ') %>\n}\n`,
+  'eta-syntax.eta': '. {\n<% for (const n of it.names { %>\n}\n',
+};
+
+interface BadInput {
+  /** What is wrong, for the test's name. */
+  readonly what: string;
+  /** render-corefile's arguments, without --out; `inputs` is the directory FILES are in. */
+  readonly args: (inputs: string) => string[];
+  readonly message: RegExp;
+  /** The case is about --out itself, so it is not given. */
+  readonly withoutOut?: true;
+}
+
+const CASES: readonly BadInput[] = [
+  { what: 'an IPv4 address with a leading zero', args: () => cluster({ '--api-lb': ['010.0.0.10'] }), message: names('--api-lb', '010.0.0.10') },
+  { what: 'an IPv4 octet over 255', args: () => cluster({ '--api-lb': ['10.0.0.256'] }), message: names('--api-lb', '10.0.0.256') },
+  { what: 'an IPv4-mapped IPv6 address', args: () => cluster({ '--ingress-lb': ['::ffff:10.0.1.30'] }), message: names('--ingress-lb', '::ffff:10.0.1.30') },
+  { what: 'an IPv6 address with a zone id', args: () => cluster({ '--api-int-lb': ['fe80::1%eth0'] }), message: names('--api-int-lb', 'fe80::1%eth0') },
+  { what: 'an IPv4 CIDR', args: () => cluster({ '--api-lb': ['10.0.0.0/24'] }), message: /--api-lb: "10\.0\.0\.0\/24" is not a valid IP address/ },
+  { what: 'an IPv6 CIDR', args: () => cluster({ '--api-lb': ['fd00::/64'] }), message: /--api-lb: "fd00::\/64" is not a valid IP address/ },
+  { what: 'an IPv4 address with a port', args: () => cluster({ '--api-lb': ['10.0.0.10:6443'] }), message: names('--api-lb', '10.0.0.10:6443') },
+  { what: 'an IPv6 address with a port', args: () => cluster({ '--api-lb': ['[fd00::10]:6443'] }), message: names('--api-lb', '[fd00::10]:6443') },
+  { what: 'an empty LB value', args: () => cluster({ '--api-lb': [''] }), message: /--api-lb: "" is empty/ },
+  { what: 'a hostname with an underscore', args: () => cluster({ '--api-lb': ['api_lb.example.net'] }), message: names('--api-lb', 'api_lb.example.net') },
+  { what: 'a hostname with a space', args: () => cluster({ '--api-lb': ['api lb.example.net'] }), message: names('--api-lb', 'api lb.example.net') },
+  { what: 'a hostname with a brace', args: () => cluster({ '--ingress-lb': ['lb}.example.net'] }), message: names('--ingress-lb', 'lb}.example.net') },
+  { what: 'a hostname with a quote', args: () => cluster({ '--ingress-lb': ['lb".example.net'] }), message: names('--ingress-lb', 'lb".example.net') },
+  { what: 'a hostname with a newline', args: () => cluster({ '--ingress-lb': ['lb\n}\n. {'] }), message: names('--ingress-lb', 'lb\n}\n. {') },
+  { what: 'a Go template action as hostname', args: () => cluster({ '--api-lb': ['{{ .Name }}'] }), message: names('--api-lb', '{{ .Name }}') },
+  { what: 'a hostname with a comment sign', args: () => cluster({ '--api-lb': ['lb#x.example.net'] }), message: names('--api-lb', 'lb#x.example.net') },
+  { what: 'a label longer than 63 characters', args: () => cluster({ '--api-lb': [`${'a'.repeat(64)}.example.net`] }), message: new RegExp(`--api-lb: "a{64}\\.example\\.net" has an invalid label`) },
+  { what: 'a name longer than 253 characters', args: () => cluster({ '--api-lb': [`${seq(4, () => 'b'.repeat(63)).join('.')}.net`] }), message: /--api-lb: "(b{63}\.){4}net" is longer than 253 characters/ },
+  { what: 'a dotted quad that is no address (all-numeric TLD)', args: () => cluster({ '--api-lb': ['10.0.0.300'] }), message: names('--api-lb', '10.0.0.300') },
+  { what: 'a hostname with an all-numeric TLD', args: () => cluster({ '--api-lb': ['lb.example.123'] }), message: /--api-lb: "lb\.example\.123" ends in an all-numeric label/ },
+  { what: '17 IPs for one LB', args: () => cluster({ '--api-lb': seq(17, (i) => `10.0.0.${i}`) }), message: /--api-lb: 17 entries exceed the limit of 16/ },
+  { what: 'the same IP twice', args: () => cluster({ '--api-lb': ['10.0.0.10', '10.0.0.11', '10.0.0.10'] }), message: /--api-lb: "10\.0\.0\.10" is listed twice/ },
+  { what: 'the same IPv6 address twice in different spellings', args: () => cluster({ '--api-lb': ['fd00::10', 'FD00:0:0::10'] }), message: /--api-lb: "fd00::10" is listed twice/ },
+  { what: 'the same hostname twice', args: () => cluster({ '--ingress-lb': ['lb.example.net', 'LB.example.net.'] }), message: /--ingress-lb: "lb\.example\.net" is listed twice/ },
+  { what: 'an unknown role', args: () => cluster({}, ['--role', 'worker']), message: names('--role', 'worker') },
+  { what: 'an unknown config key', args: (d) => cluster({}, ['--config', join(d, 'unknown-key.yaml')]), message: /unknown-key\.yaml: loadBalancers\.apiInternal: \["10\.0\.0\.20"\] is not a known setting/ },
+  { what: 'a config file that is not YAML', args: (d) => cluster({}, ['--config', join(d, 'bad.yaml')]), message: /bad\.yaml: not valid YAML or JSON/ },
+  { what: 'a config field of the wrong type (YAML)', args: (d) => cluster({}, ['--config', join(d, 'ttl-list.yaml')]), message: /ttl-list\.yaml: ttl: \[60\] is not a number or a string/ },
+  { what: 'a config field of the wrong type (JSON)', args: (d) => cluster({ '--ingress-lb': null }, ['--config', join(d, 'lb-string.json')]), message: /lb-string\.json: loadBalancers\.ingress: "10\.0\.1\.30" is not a list of strings/ },
+  { what: 'a missing --domain', args: () => cluster({ '--domain': null }), message: /--domain: is required/ },
+  { what: 'a domain with one label', args: () => cluster({ '--domain': ['cluster'] }), message: /--domain: "cluster" needs at least 2 labels/ },
+  { what: 'a missing --ingress-lb on a control plane', args: () => cluster({ '--ingress-lb': null }), message: /--ingress-lb: is required for role control-plane/ },
+  { what: 'a missing --api-int-lb on a bootstrap node', args: () => cluster({ '--api-int-lb': null }, ['--role', 'bootstrap']), message: /--api-int-lb: is required for role bootstrap/ },
+  { what: 'TTL 0', args: () => cluster({}, ['--ttl', '0']), message: names('--ttl', '0') },
+  { what: 'TTL 90000', args: () => cluster({}, ['--ttl', '90000']), message: names('--ttl', '90000') },
+  { what: "a TTL over the hosts plugin's 65535", args: () => cluster({}, ['--node', 'master-0=10.0.0.5', '--ttl', '65536']), message: /--ttl: "65536" is not a whole number from 1 to 65535/ },
+  { what: 'a TTL that is no number', args: () => cluster({}, ['--ttl', 'abc']), message: names('--ttl', 'abc') },
+  { what: 'a reload interval of 1s', args: () => cluster({}, ['--reload-interval', '1s']), message: /--reload-interval: "1s" is not from 2s/ },
+  { what: 'a reload jitter of 0', args: () => cluster({}, ['--reload-jitter', '0']), message: /--reload-jitter: "0" is not from 1s/ },
+  { what: 'a reload jitter over half the interval', args: () => cluster({}, ['--reload-interval', '4s', '--reload-jitter', '3s']), message: /--reload-jitter: "3s" is more than half the interval/ },
+  { what: 'a reload interval that is no duration', args: () => cluster({}, ['--reload-interval', '2h']), message: names('--reload-interval', '2h') },
+  { what: '--node without =', args: () => cluster({}, ['--node', 'master-0']), message: names('--node', 'master-0') },
+  { what: '--node without a name', args: () => cluster({}, ['--node', '=10.0.0.5']), message: names('--node', '=10.0.0.5') },
+  { what: 'a node with a bad IP', args: () => cluster({}, ['--node', 'master-0=10.0.0.05']), message: names('--node master-0', '10.0.0.05') },
+  { what: 'a node name with a brace', args: () => cluster({}, ['--node', 'master-0}=10.0.0.5']), message: names('--node', 'master-0}') },
+  { what: 'more than 15 upstreams', args: () => cluster({ '--upstream': seq(16, (i) => `10.9.0.${i}`) }), message: /--upstream: 16 entries exceed CoreDNS forward's limit of 15/ },
+  { what: 'an upstream that is a hostname', args: () => cluster({ '--upstream': ['dns.example.net'] }), message: names('--upstream', 'dns.example.net') },
+  { what: 'an upstream with a port', args: () => cluster({ '--upstream': ['10.0.0.2:5353'] }), message: names('--upstream', '10.0.0.2:5353') },
+  { what: 'a resolv.conf with only a loopback resolver', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'resolv-loopback.conf')]), message: /no usable upstream resolver in .*resolv-loopback\.conf: 127\.0\.0\.53 \(loopback or link-local\)/ },
+  { what: 'a resolv.conf that does not exist', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'missing.conf')]), message: /--resolv-conf .*missing\.conf: cannot read it \(ENOENT\)/ },
+  { what: 'a --dns-server that is no address', args: () => cluster({}, ['--dns-server', 'dns.example.net']), message: names('--dns-server', 'dns.example.net') },
+  { what: 'a --config that does not exist', args: (d) => cluster({}, ['--config', join(d, 'missing.yaml')]), message: /--config .*missing\.yaml: cannot read it \(ENOENT\)/ },
+  { what: 'a --config that is a directory', args: (d) => cluster({}, ['--config', d]), message: /--config .*: cannot read it \(EISDIR\)/ },
+  { what: 'a --template that does not exist', args: (d) => cluster({}, ['--template', join(d, 'missing.eta')]), message: /--template .*missing\.eta: cannot read it \(ENOENT\)/ },
+  { what: 'a custom template that closes a block it never opened', args: (d) => cluster({}, ['--template', join(d, 'close-brace.eta')]), message: /template .*close-brace\.eta produced a Corefile CoreDNS would not serve correctly: Corefile line 5: expected a server block "KEY \{", found "\}"/ },
+  { what: 'a custom template with an AAAA answer in an A block', args: (d) => cluster({}, ['--template', join(d, 'aaaa-in-a.eta')]), message: /aaaa-in-a\.eta .*answer "\{\{ \.Name \}\} 60 IN AAAA fd00::1" is a AAAA record inside a template for A/ },
+  { what: 'a custom template with an answer that is no IP', args: (d) => cluster({}, ['--template', join(d, 'bad-ip-answer.eta')]), message: /bad-ip-answer\.eta .*has "10\.0\.1\.300", not an IPv4 address/ },
+  { what: 'a custom template that does not compile', args: (d) => cluster({}, ['--template', join(d, 'eta-syntax.eta')]), message: /template .*eta-syntax\.eta/ },
+  { what: '--diff without --out', args: () => cluster({}, ['--diff']), message: /--diff compares with the file on disk: give --out FILE/, withoutOut: true },
+  { what: 'an unknown flag', args: () => cluster({}, ['--api-lbs', '10.0.0.10']), message: /Unsupported option name \("--api-lbs"\)/ },
+  { what: 'a flag without its value', args: () => [...cluster(), '--domain'], message: /Not enough arguments to option --domain/ },
+];
+
+const PREVIOUS = '# the Corefile CoreDNS serves now\n. {\n    forward . 10.0.0.2\n}\n';
+// A time no run of the test could produce, so any write would show.
+const OLD_MTIME = new Date('2001-02-03T04:05:06Z');
+
+let root: string;
+let inputs: string;
+let caseNo = 0;
+
+test.before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'lbdns-bad-input-'));
+  inputs = join(root, 'inputs');
+  await mkdir(inputs);
+  for (const [name, text] of Object.entries(FILES)) await writeFile(join(inputs, name), text);
+});
+
+test.after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function freshDir(): Promise<string> {
+  const dir = join(root, `out-${++caseNo}`);
+  await mkdir(dir);
+  return dir;
+}
+
+function assertRefused(r: { code: number; stdout: string; stderr: string }, message: RegExp): void {
+  assert.is(r.code, 2, `exit code; stderr: ${r.stderr}`);
+  assert.is(r.stdout, '', 'stdout');
+  assert.match(r.stderr, message, `stderr: ${r.stderr}`);
+}
+
+test(`the table covers at least 35 bad inputs (${CASES.length})`, () => {
+  assert.ok(CASES.length >= 35);
+});
+
+test('the valid cluster the cases start from renders', async () => {
+  const r = await runLbdns(['render-corefile', ...cluster()]);
+  assert.is(r.code, 0, r.stderr);
+});
+
+for (const c of CASES) {
+  test(`refuses ${c.what}: exit 2, names it, leaves an existing --out alone`, async () => {
+    const dir = await freshDir();
+    const out = join(dir, 'Corefile');
+    await writeFile(out, PREVIOUS);
+    await utimes(out, OLD_MTIME, OLD_MTIME);
+    const r = await runLbdns(['render-corefile', ...c.args(inputs), ...(c.withoutOut ? [] : ['--out', out])]);
+    assertRefused(r, c.message);
+    assert.is(await readFile(out, 'utf8'), PREVIOUS);
+    assert.is((await stat(out)).mtimeMs, OLD_MTIME.getTime());
+    assert.equal(await readdir(dir), ['Corefile'], 'no temp file is left next to it');
+  });
+
+  if (!c.withoutOut) {
+    test(`refuses ${c.what}: creates no --out file and no temp file`, async () => {
+      const dir = await freshDir();
+      const r = await runLbdns(['render-corefile', ...c.args(inputs), '--out', join(dir, 'Corefile')]);
+      assertRefused(r, c.message);
+      assert.equal(await readdir(dir), []);
+    });
+  }
+}
+
+test.run();

@@ -1,0 +1,200 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ValidationError } from '../lib/errors.js';
+import { DEFAULTS, type ClusterSpec, type Endpoint, type NameRecord, type Resolution } from '../lib/model.js';
+import { buildRecordSet, lbRecordName } from '../lib/record-set.js';
+
+const D = 'c1.example.com';
+const ip = (value: string): Endpoint => ({ kind: 'ip', ip: value });
+const host = (hostname: string): Endpoint => ({ kind: 'hostname', hostname });
+
+function spec(over: Partial<ClusterSpec> = {}): ClusterSpec {
+  return {
+    domain: D,
+    role: 'control-plane',
+    lbs: { api: [ip('10.0.0.10')], 'api-int': [ip('10.0.0.20')], ingress: [ip('10.0.1.30')] },
+    extraRecords: [],
+    nodes: [],
+    upstreams: ['10.0.0.2'],
+    ttl: 60,
+    reload: { intervalSeconds: 2, jitterSeconds: 1 },
+    ...over,
+  };
+}
+
+function resolutions(...rs: Resolution[]): Map<string, Resolution> {
+  return new Map(rs.map((r) => [r.hostname, r]));
+}
+
+function record(name: string, s: ClusterSpec = spec(), res: ReadonlyMap<string, Resolution> = new Map()): NameRecord {
+  const found = buildRecordSet(s, res).recordSet.names.find((n) => n.name === name);
+  if (!found) throw new Error(`no record ${name}`);
+  return found;
+}
+
+/** CoreDNS matches the lower-cased query name with its trailing dot. */
+const matches = (r: NameRecord, qname: string): boolean => new RegExp(r.match).test(qname);
+
+test('the ingress LB serves the wildcard *.apps under the domain, scoped to the apps zone', () => {
+  assert.is(lbRecordName('ingress', D), `*.apps.${D}`);
+  const r = record(`*.apps.${D}`);
+  assert.is(r.zone, `apps.${D}`);
+  assert.is(r.source, 'ingress');
+});
+
+test('the wildcard matches one label under apps', () => {
+  assert.ok(matches(record(`*.apps.${D}`), `a.apps.${D}.`));
+});
+
+test('the wildcard matches several labels under apps, as a DNS wildcard does', () => {
+  assert.ok(matches(record(`*.apps.${D}`), `a.b.apps.${D}.`));
+});
+
+test('the wildcard does not match apps itself', () => {
+  assert.not.ok(matches(record(`*.apps.${D}`), `apps.${D}.`));
+});
+
+test('the wildcard does not match a name that merely ends in "apps"', () => {
+  assert.not.ok(matches(record(`*.apps.${D}`), `xapps.${D}.`));
+});
+
+test('the wildcard does not match a name under a longer domain', () => {
+  assert.not.ok(matches(record(`*.apps.${D}`), `a.apps.${D}.evil.example.`));
+});
+
+test('an exact name matches only itself: its dots are literal', () => {
+  const r = record(`api.${D}`);
+  assert.is(r.zone, `api.${D}`);
+  assert.ok(matches(r, `api.${D}.`));
+  assert.not.ok(matches(r, `a.api.${D}.`));
+  assert.not.ok(matches(r, `xapi.${D}.`));
+  assert.not.ok(matches(r, `apiXc1.example.com.`));
+});
+
+test('exact names come before wildcards, and a deeper wildcard before a shallower one', () => {
+  const s = spec({
+    extraRecords: [
+      { name: `*.apps.${D}`, targets: [ip('10.0.1.31')], source: 'dnsrecord/openshift-ingress-operator/default-wildcard' },
+      { name: `*.shard.apps.${D}`, targets: [ip('10.0.2.30')], source: 'dnsrecord/openshift-ingress-operator/shard' },
+      { name: `console.apps.${D}`, targets: [ip('10.0.3.30')], source: 'gateway/openshift-ingress/console' },
+    ],
+  });
+  const names = buildRecordSet(s, new Map()).recordSet.names.map((n) => n.name);
+  assert.equal(names, [`console.apps.${D}`, `api-int.${D}`, `api.${D}`, `*.shard.apps.${D}`, `*.apps.${D}`]);
+});
+
+test('an extra record for an LB name adds its targets to that name', () => {
+  const s = spec({ extraRecords: [{ name: `*.apps.${D}`, targets: [ip('10.0.1.31')], source: 'dnsrecord/x/y' }] });
+  const r = record(`*.apps.${D}`, s);
+  assert.equal(r.v4, ['10.0.1.30', '10.0.1.31']);
+  assert.is(r.source, 'ingress');
+});
+
+test("a hostname's A and AAAA addresses merge with the IP literals of the same LB", () => {
+  const s = spec({ lbs: { ...spec().lbs, api: [ip('10.0.0.12'), host('lb.example.net'), ip('fd00::12')] } });
+  const r = record(`api.${D}`, s, resolutions({ hostname: 'lb.example.net', v4: ['10.0.0.9', '10.0.0.11'], v6: ['fd00::9'], ttlSeconds: 30 }));
+  assert.equal(r.v4, ['10.0.0.9', '10.0.0.11', '10.0.0.12']);
+  assert.equal(r.v6, ['fd00::9', 'fd00::12']);
+});
+
+test('an address given both literally and by a hostname is served once', () => {
+  const s = spec({ lbs: { ...spec().lbs, api: [ip('10.0.0.10'), host('a.example.net'), host('b.example.net')] } });
+  const r = record(
+    `api.${D}`,
+    s,
+    resolutions(
+      { hostname: 'a.example.net', v4: ['10.0.0.10', '10.0.0.11'], v6: [], ttlSeconds: 60 },
+      { hostname: 'b.example.net', v4: ['10.0.0.11'], v6: ['fd00::1'], ttlSeconds: 60 },
+    ),
+  );
+  assert.equal(r.v4, ['10.0.0.10', '10.0.0.11']);
+  assert.equal(r.v6, ['fd00::1']);
+});
+
+test('addresses are sorted numerically, not as text', () => {
+  const s = spec({ lbs: { ...spec().lbs, api: [ip('10.0.0.100'), ip('10.0.0.9'), ip('fd00::a'), ip('fd00::10'), ip('9.0.0.1')] } });
+  const r = record(`api.${D}`, s);
+  assert.equal(r.v4, ['9.0.0.1', '10.0.0.9', '10.0.0.100']);
+  assert.equal(r.v6, ['fd00::a', 'fd00::10']);
+});
+
+test('a name whose hostname has not resolved is listed as empty and not served', () => {
+  const s = spec({ lbs: { ...spec().lbs, ingress: [host('router.example.net')] } });
+  const { recordSet, empty } = buildRecordSet(s, new Map());
+  assert.equal(empty, [`*.apps.${D}`]);
+  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`, `api.${D}`]);
+});
+
+test('an LB with no endpoints is listed as empty and not served', () => {
+  const s = spec({ lbs: { api: [], 'api-int': [ip('10.0.0.20')], ingress: [] } });
+  const { recordSet, empty } = buildRecordSet(s, new Map());
+  assert.equal(empty, [`*.apps.${D}`, `api.${D}`]);
+  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`]);
+});
+
+test('16 addresses after resolution and de-duplication are accepted', () => {
+  const literals = Array.from({ length: 10 }, (_, i) => ip(`10.0.0.${i + 1}`));
+  const s = spec({ lbs: { ...spec().lbs, api: [...literals, host('lb.example.net')] } });
+  const v4 = Array.from({ length: 7 }, (_, i) => `10.0.0.${i + 10}`);
+  const r = record(`api.${D}`, s, resolutions({ hostname: 'lb.example.net', v4, v6: [], ttlSeconds: 60 }));
+  assert.is(r.v4.length, 16);
+});
+
+test('more than 16 addresses after resolution are refused, naming the record', () => {
+  const literals = Array.from({ length: 10 }, (_, i) => ip(`10.0.0.${i + 1}`));
+  const s = spec({ lbs: { ...spec().lbs, api: [...literals, host('lb.example.net')] } });
+  const v6 = Array.from({ length: 7 }, (_, i) => `fd00::${i + 1}`);
+  try {
+    buildRecordSet(s, resolutions({ hostname: 'lb.example.net', v4: [], v6, ttlSeconds: 60 }));
+    assert.unreachable('17 addresses must be refused');
+  } catch (err) {
+    assert.instance(err, ValidationError);
+    assert.is((err as ValidationError).field, `api.${D}`);
+    assert.match((err as Error).message, /has 17 addresses, more than the limit of 16/);
+  }
+});
+
+test('a node is served under its short name and under the cluster domain', () => {
+  const { nodes } = buildRecordSet(spec({ nodes: [{ name: 'master-0', ips: ['10.0.0.5', 'fd00::5'] }] }), new Map()).recordSet;
+  assert.equal(nodes, [{ name: 'master-0', fqdn: `master-0.${D}`, v4: ['10.0.0.5'], v6: ['fd00::5'] }]);
+});
+
+test('a node whose name already ends in the domain is not given the domain twice', () => {
+  const { nodes } = buildRecordSet(spec({ nodes: [{ name: `master-2.${D}`, ips: ['10.0.0.7'] }] }), new Map()).recordSet;
+  assert.is(nodes[0]?.fqdn, `master-2.${D}`);
+});
+
+test('a bootstrap node serves api-int only: no api, no apps, no extra records, no nodes', () => {
+  const s = spec({
+    role: 'bootstrap',
+    nodes: [{ name: 'master-0', ips: ['10.0.0.5'] }],
+    extraRecords: [{ name: `console.apps.${D}`, targets: [ip('10.0.3.30')], source: 'gateway/x/y' }],
+  });
+  const { recordSet, empty } = buildRecordSet(s, new Map());
+  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`]);
+  assert.equal(recordSet.nodes, []);
+  assert.equal(empty, []);
+});
+
+test('the record set carries the settings the template needs', () => {
+  const { recordSet } = buildRecordSet(spec({ ttl: 30, reload: { intervalSeconds: 10, jitterSeconds: 5 }, upstreams: ['10.0.0.2', 'fd00::53'] }), new Map());
+  assert.is(recordSet.domain, D);
+  assert.is(recordSet.role, 'control-plane');
+  assert.is(recordSet.ttl, 30);
+  assert.equal(recordSet.reload, { intervalSeconds: 10, jitterSeconds: 5 });
+  assert.equal(recordSet.upstreams, ['10.0.0.2', 'fd00::53']);
+  assert.is(recordSet.healthPort, DEFAULTS.healthPort);
+  assert.is(recordSet.readyPort, DEFAULTS.readyPort);
+  assert.is(recordSet.cacheSeconds, DEFAULTS.cacheSeconds);
+});
+
+test('the same spec and resolutions always give the same record set', () => {
+  const s = spec({ lbs: { ...spec().lbs, api: [host('b.example.net'), host('a.example.net')] } });
+  const res = resolutions(
+    { hostname: 'a.example.net', v4: ['10.0.0.2'], v6: [], ttlSeconds: 60 },
+    { hostname: 'b.example.net', v4: ['10.0.0.1'], v6: [], ttlSeconds: 60 },
+  );
+  assert.equal(buildRecordSet(s, res), buildRecordSet(s, new Map([...res].reverse())));
+});
+
+test.run();

@@ -1,0 +1,176 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { dnsRecordsContribution, type DNSRecord } from '../lib/sources/dnsrecords.js';
+
+function collector() {
+  const warnings: { msg: string; fields: Record<string, unknown> }[] = [];
+  const warn = (msg: string, fields: Record<string, unknown>): void => {
+    warnings.push({ msg, fields });
+  };
+  return { warnings, warn, messages: () => warnings.map((w) => w.msg) };
+}
+
+const NS = 'openshift-ingress-operator';
+
+function record(name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): DNSRecord {
+  return { metadata: { namespace: NS, name, ...metadata }, spec: { dnsManagementPolicy: 'Managed', ...spec } };
+}
+
+const wildcardA = (targets: unknown[]) => record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'A', targets });
+const ip = (ip: string) => ({ kind: 'ip', ip });
+
+test('a Managed A record is served under its name, lower case without the trailing dot', () => {
+  const { warn, warnings } = collector();
+  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.Apps.C1.example.com.', recordType: 'A', targets: ['203.0.113.7', '203.0.113.8'] })], warn);
+  assert.equal(c, {
+    extraRecords: [{ name: '*.apps.c1.example.com', targets: [ip('203.0.113.7'), ip('203.0.113.8')], source: `dnsrecord/${NS}/default-wildcard` }],
+    unmanaged: [],
+  });
+  assert.equal(warnings, []);
+});
+
+test('a CNAME record (AWS) is served through its target host name', () => {
+  const { warn, warnings } = collector();
+  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'CNAME', targets: ['a1b2.elb.us-east-1.amazonaws.com'] })], warn);
+  assert.equal(c.extraRecords?.[0]?.targets, [{ kind: 'hostname', hostname: 'a1b2.elb.us-east-1.amazonaws.com' }]);
+  assert.equal(warnings, []);
+});
+
+test('a record without dnsManagementPolicy is Managed, the CRD default', () => {
+  const { warn } = collector();
+  const r: DNSRecord = { metadata: { namespace: NS, name: 'r' }, spec: { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] } };
+  assert.equal(dnsRecordsContribution([r], warn).extraRecords?.map((e) => e.name), ['x.c1.example.com']);
+});
+
+test('an Unmanaged record is reported, not served, without a warning', () => {
+  const { warn, warnings } = collector();
+  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'A', targets: ['203.0.113.7'], dnsManagementPolicy: 'Unmanaged' })], warn);
+  assert.equal(c, { extraRecords: [], unmanaged: [{ name: '*.apps.c1.example.com', source: `dnsrecord/${NS}/default-wildcard` }] });
+  assert.equal(warnings, []);
+});
+
+test('an unknown dnsManagementPolicy is not served, with a warning', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'], dnsManagementPolicy: 'Sometimes' })], warn);
+  assert.equal(c, { extraRecords: [], unmanaged: [] });
+  assert.match(messages()[0] ?? '', /^dnsrecord openshift-ingress-operator\/r spec\.dnsManagementPolicy: "Sometimes"/);
+});
+
+test('a record being deleted is not served, without a warning', () => {
+  const { warn, warnings } = collector();
+  const r = record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'A', targets: ['203.0.113.7'] }, { deletionTimestamp: '2025-01-01T00:00:00Z' });
+  assert.equal(dnsRecordsContribution([r], warn), { extraRecords: [], unmanaged: [] });
+  assert.equal(warnings, []);
+});
+
+test('a wildcard anywhere but the leftmost label is refused with a warning naming spec.dnsName', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: 'apps.*.c1.example.com.', recordType: 'A', targets: ['10.0.0.1'] })], warn);
+  assert.equal(c.extraRecords, []);
+  assert.ok(messages()[0]?.startsWith(`dnsrecord ${NS}/r spec.dnsName: "apps.*.c1.example.com."`), messages()[0]);
+});
+
+for (const bad of ['a{b.example.com', 'x"y.example.com', 'a b.example.com', '{{ .Name }}', 'a.example.com\nb.example.com']) {
+  test(`a dnsName carrying Corefile syntax (${JSON.stringify(bad)}) is refused with a warning`, () => {
+    const { warn, messages } = collector();
+    const c = dnsRecordsContribution([record('r', { dnsName: bad, recordType: 'A', targets: ['10.0.0.1'] })], warn);
+    assert.equal(c.extraRecords, []);
+    assert.is(messages().length, 1);
+    assert.ok(messages()[0]?.startsWith(`dnsrecord ${NS}/r spec.dnsName`), messages()[0]);
+  });
+}
+
+test('a record whose object name could break the Corefile comment it ends up in is refused', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('x\n}', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] })], warn);
+  assert.equal(c.extraRecords, []);
+  assert.match(messages()[0] ?? '', /metadata: .*is not a valid namespace and name/);
+});
+
+test('an IPv6 target in an A record is skipped with a warning, the other targets kept', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([wildcardA(['fd00::7', '203.0.113.7'])], warn);
+  assert.equal(c.extraRecords?.[0]?.targets, [ip('203.0.113.7')]);
+  assert.ok(messages()[0]?.startsWith(`dnsrecord ${NS}/default-wildcard spec.targets[0]: "fd00::7" is an IPv6 address in an A record`), messages()[0]);
+});
+
+test('a host name target in an A record is skipped with a warning', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([wildcardA(['lb.example.com', '203.0.113.7'])], warn);
+  assert.equal(c.extraRecords?.[0]?.targets, [ip('203.0.113.7')]);
+  assert.match(messages()[0] ?? '', /host name in an A record/);
+});
+
+test('an IP target in a CNAME record is skipped with a warning', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'CNAME', targets: ['203.0.113.7', 'lb.example.com'] })], warn);
+  assert.equal(c.extraRecords?.[0]?.targets, [{ kind: 'hostname', hostname: 'lb.example.com' }]);
+  assert.match(messages()[0] ?? '', /spec\.targets\[0\].*IP address in a CNAME record/);
+});
+
+test('a recordType outside the CRD enum (AAAA) is not served, with a warning', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'AAAA', targets: ['fd00::1'] })], warn);
+  assert.equal(c.extraRecords, []);
+  assert.match(messages()[0] ?? '', /spec\.recordType: "AAAA" is not A or CNAME/);
+});
+
+test('malformed and empty targets are skipped with a warning each', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([wildcardA(['010.0.0.1', '10.0.0.256', 'fe80::1%eth0', '', '10.0.0.9'])], warn);
+  assert.equal(c.extraRecords?.[0]?.targets, [ip('10.0.0.9')]);
+  assert.equal(messages().map((m) => m.split(':')[0]), [0, 1, 2, 3].map((i) => `dnsrecord ${NS}/default-wildcard spec.targets[${i}]`));
+});
+
+test('a record with no valid target is not served, with a warning', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([wildcardA(['10.0.0.1 }']), wildcardA([])], warn);
+  assert.equal(c.extraRecords, []);
+  assert.is(messages().length, 3);
+  assert.match(messages()[1] ?? '', /spec\.targets: .*no usable target; record not served/);
+  assert.match(messages()[2] ?? '', /spec\.targets: .*no usable target; record not served/);
+});
+
+test('duplicate targets within a record are kept once with a warning', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([wildcardA(['10.0.0.1', '10.0.0.1'])], warn);
+  assert.equal(c.extraRecords?.[0]?.targets, [ip('10.0.0.1')]);
+  assert.match(messages()[0] ?? '', /spec\.targets\[1\]: "10\.0\.0\.1" repeats/);
+});
+
+test('records naming the same DNS name are merged: targets combined, both sources named', () => {
+  const { warn } = collector();
+  const c = dnsRecordsContribution(
+    [
+      record('a', { dnsName: 'x.c1.example.com.', recordType: 'A', targets: ['10.0.0.1', '10.0.0.2'] }),
+      record('b', { dnsName: 'X.c1.example.com', recordType: 'A', targets: ['10.0.0.2', '10.0.0.3'] }),
+    ],
+    warn,
+  );
+  assert.equal(c.extraRecords, [
+    { name: 'x.c1.example.com', targets: [ip('10.0.0.1'), ip('10.0.0.2'), ip('10.0.0.3')], source: `dnsrecord/${NS}/a, dnsrecord/${NS}/b` },
+  ]);
+});
+
+test('more than 16 targets for one name are capped at 16 with a warning', () => {
+  const { warn, messages } = collector();
+  const many = (from: number) => Array.from({ length: 10 }, (_, i) => `10.0.3.${from + i}`);
+  const c = dnsRecordsContribution(
+    [record('a', { dnsName: 'x.c1.example.com', recordType: 'A', targets: many(1) }), record('b', { dnsName: 'x.c1.example.com', recordType: 'A', targets: many(11) })],
+    warn,
+  );
+  assert.is(c.extraRecords?.[0]?.targets.length, 16);
+  assert.is(messages().length, 1);
+  assert.match(messages()[0] ?? '', /20 distinct entries exceed the limit of 16/);
+});
+
+test('extra records come out sorted by name', () => {
+  const { warn } = collector();
+  const c = dnsRecordsContribution(
+    [record('b', { dnsName: 'z.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] }), record('a', { dnsName: 'a.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] })],
+    warn,
+  );
+  assert.equal(c.extraRecords?.map((e) => e.name), ['a.c1.example.com', 'z.c1.example.com']);
+});
+
+test.run();
