@@ -3,9 +3,10 @@ import { EXIT, exitCodeOf, LbdnsError } from '../lib/errors.js';
 import { DisplayCommand } from './display.js';
 import { LbdnsCommand } from './options.js';
 import { RenderCorefileCommand } from './render-corefile.js';
+import { UpdateInfraStatusCommand } from './update-infra-status.js';
 import { WatchLbStatusCommand } from './watch-lb-status.js';
 
-export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCommand];
+export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCommand, UpdateInfraStatusCommand];
 
 export function buildCli(): Cli {
   const cli = new Cli({ binaryLabel: 'lbdns', binaryName: 'lbdns', binaryVersion: '0.1.0', enableColors: false });

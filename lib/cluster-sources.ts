@@ -20,9 +20,17 @@ export interface ObjectRef {
 
 export const DNSRECORD_NAMESPACE = 'openshift-ingress-operator';
 
+/**
+ * `corefile` serves names: every source. `infra-status` publishes LB IPs into the
+ * Infrastructure status, so it must not read them back from there (a stale IP would feed
+ * itself forever), and needs neither nodes nor DNSRecords.
+ */
+export type SourcePurpose = 'corefile' | 'infra-status';
+
 export interface ClusterSourceOptions {
   readonly kc: KubeConfig;
   readonly role: Role;
+  readonly purpose: SourcePurpose;
   readonly ingressService: ObjectRef;
   /** Undefined when neither a flag nor the platform names it: api LBs then come from the Infrastructure status only. */
   readonly lbConfig: ObjectRef | undefined;
@@ -76,10 +84,11 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
   const custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
   const asList = (p: Promise<unknown>) => p as Promise<KubernetesListObject<KubernetesObject>>;
   const needs = (...lbs: LbName[]) => lbs.some((lb) => !opts.localSays.lbs.has(lb));
+  const corefile = opts.purpose === 'corefile';
   const cp = opts.role === 'control-plane';
   const specs: SourceSpec[] = [];
 
-  if (cp && needs('ingress')) {
+  if ((cp || !corefile) && needs('ingress')) {
     const { namespace, name } = opts.ingressService;
     specs.push({
       name: `service ${namespace}/${name}`,
@@ -101,7 +110,7 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       extract: (items, warn) => lbConfigContribution(items[0] as V1ConfigMap | undefined, warn),
     });
   }
-  if (needs('api', 'api-int', 'ingress')) {
+  if (corefile && needs('api', 'api-int', 'ingress')) {
     specs.push({
       name: 'infrastructure cluster',
       what: 'list infrastructures.config.openshift.io',
@@ -111,7 +120,7 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       extract: (items, warn) => infrastructureContribution(items[0] as Infrastructure | undefined, warn),
     });
   }
-  if (cp) {
+  if (corefile && cp) {
     specs.push({
       name: `dnsrecords in ${DNSRECORD_NAMESPACE}`,
       what: `list dnsrecords.ingress.operator.openshift.io in ${DNSRECORD_NAMESPACE}`,
@@ -120,7 +129,7 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       extract: (items, warn) => dnsRecordsContribution(items as DNSRecord[], warn),
     });
   }
-  if (cp && !opts.localSays.nodes) {
+  if (corefile && cp && !opts.localSays.nodes) {
     specs.push({
       name: 'nodes',
       what: 'list nodes',

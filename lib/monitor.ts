@@ -1,5 +1,5 @@
 import { applyClusterData, type ClusterData } from './cluster-data.js';
-import { MissingDataError, type KubeError, type ResolveError } from './errors.js';
+import { KubeAccessError, MissingDataError, type KubeError, type ResolveError } from './errors.js';
 import { hostnamesOf } from './gather.js';
 import type { Logger } from './log.js';
 import { ROLE_LBS, type ClusterSpec, type LbName, type RecordSet, type Resolution } from './model.js';
@@ -47,6 +47,8 @@ export interface MonitorOptions {
   readonly debounceMs?: number;
   /** Called with each new desired state, one call at a time, once the first complete state exists. */
   readonly sink: (state: DesiredState) => Promise<void>;
+  /** Names that must have addresses for a state to be complete; default: the role's (requiredNames). */
+  readonly required?: (spec: ClusterSpec) => string[];
 }
 
 /** Names a role cannot work without: api-int everywhere, the ingress wildcard on control planes. */
@@ -102,18 +104,25 @@ export class Monitor {
     return this.latest;
   }
 
-  /** Resolves with the first complete state; rejects naming what is missing after `timeoutMs`. */
+  /**
+   * Resolves with the first complete state; rejects naming what is missing after `timeoutMs`,
+   * or at once when a source not yet read was denied access: waiting will not grant an RBAC rule.
+   */
   async whenComplete(timeoutMs: number): Promise<DesiredState> {
     const done = () => (this.latest?.complete && this.synced() ? this.latest : undefined);
     const first = done();
     if (first) return first;
+    const firstDenied = this.accessDenied();
+    if (firstDenied) throw firstDenied;
     return new Promise<DesiredState>((resolve, reject) => {
       const check = () => {
         const state = done();
-        if (!state) return;
+        const denied = state ? undefined : this.accessDenied();
+        if (!state && !denied) return;
         clearTimeout(timer);
         this.waiters.delete(check);
-        resolve(state);
+        if (state) resolve(state);
+        else reject(denied);
       };
       const timer = setTimeout(() => {
         this.waiters.delete(check);
@@ -123,6 +132,11 @@ export class Monitor {
     });
   }
 
+  /** A source failed to list or watch: a waiter may now have to give up. */
+  sourceFailed(): void {
+    this.notifyWaiters();
+  }
+
   /** Human-readable list of what keeps the state incomplete. */
   missing(): string[] {
     const out: string[] = [];
@@ -130,7 +144,7 @@ export class Monitor {
     const state = this.latest;
     if (state) {
       const pending = this.opts.resolutions.pending();
-      for (const name of requiredNames(state.spec).filter((n) => state.empty.includes(n))) {
+      for (const name of this.required(state.spec).filter((n) => state.empty.includes(n))) {
         const hosts = hostnamesOf(state.spec).filter((h) => pending.has(h));
         out.push(`${name} has no address${hosts.length ? ` (unresolved: ${hosts.map((h) => `${h}: ${pending.get(h)?.reason}`).join(', ')})` : ''}`);
       }
@@ -144,6 +158,18 @@ export class Monitor {
     this.opts.resolutions.stop();
     await this.opts.sources?.stop();
     await this.running;
+  }
+
+  private required(spec: ClusterSpec): string[] {
+    return (this.opts.required ?? requiredNames)(spec);
+  }
+
+  private accessDenied(): KubeAccessError | undefined {
+    return this.opts.sources?.unsynced().find((u) => u.error instanceof KubeAccessError)?.error as KubeAccessError | undefined;
+  }
+
+  private notifyWaiters(): void {
+    for (const waiter of [...this.waiters]) waiter();
   }
 
   private synced(): boolean {
@@ -174,9 +200,9 @@ export class Monitor {
     if (this.stopped) return;
     const snapshot = resolutions.snapshot();
     const { recordSet, empty } = buildRecordSet(spec, snapshot);
-    const complete = requiredNames(spec).every((n) => !empty.includes(n));
+    const complete = this.required(spec).every((n) => !empty.includes(n));
     this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [] };
-    for (const waiter of [...this.waiters]) waiter();
+    this.notifyWaiters();
     if (!complete && !this.delivered) return;
     await this.opts.sink(this.latest);
     this.delivered = true;

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startClusterSources, type ObjectRef } from '../cluster-sources.js';
+import { startClusterSources, type ObjectRef, type SourcePurpose } from '../cluster-sources.js';
 import type { RawConfig } from '../config.js';
 import { ValidationError } from '../errors.js';
 import { loadKubeConfig } from '../kube/client.js';
@@ -63,9 +63,17 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
 }
 
 export interface PipelineOptions {
+  readonly purpose: SourcePurpose;
+  /** Names that must have addresses before the first state reaches the sink; default: the role's. */
+  readonly required?: (spec: ClusterSpec) => string[];
   readonly log: Logger;
   readonly metrics?: Metrics;
   readonly dnsServers: readonly string[] | undefined;
+  /**
+   * Shortest time between two resolutions of an LB hostname, whatever its TTL says; default
+   * ResolutionCache's 5 s. Lower only where the DNS server is one's own (tests, a lab).
+   */
+  readonly minRefreshSeconds?: number;
   readonly sink: (state: DesiredState) => Promise<void>;
 }
 
@@ -80,6 +88,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   });
   const resolutions = new ResolutionCache({
     resolver,
+    minRefreshSeconds: opts.minRefreshSeconds,
     onChange: (hostname, before, after) => {
       log.info('LB hostname answer changed', { hostname, from: before ? [...before.v4, ...before.v6] : [], to: after ? [...after.v4, ...after.v6] : [] });
       schedule();
@@ -92,14 +101,18 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   const sources = await startClusterSources({
     kc: ctx.kc,
     role: ctx.spec.role,
+    purpose: opts.purpose,
     ingressService: ctx.ingressService,
     lbConfig: ctx.lbConfig,
     localSays: ctx.localSays,
     log,
     onChange: schedule,
-    onRestart: (source) => metrics?.watchRestarts.inc({ source }),
+    onRestart: (source) => {
+      metrics?.watchRestarts.inc({ source });
+      monitor?.sourceFailed();
+    },
   });
-  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink });
+  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, ...(opts.required ? { required: opts.required } : {}) });
   monitor.schedule();
   return monitor;
 }

@@ -32,7 +32,7 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
     return { raw, spec, resolutions, ...buildRecordSet(spec, resolutions), unmanaged: [] };
   }
   const ctx = await prepareCluster(inputs, cluster, log);
-  const monitor = await startPipeline(ctx, { log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
   try {
     const state = await monitor.whenComplete(cluster.waitTimeoutMs);
     return { raw: ctx.raw, ...state };

@@ -12,6 +12,7 @@ import { loadTemplate } from '../render-job.js';
 import { watchFile } from '../watch-file.js';
 import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
+import { untilStopped } from './stop.js';
 
 export interface WatchLbStatusOptions extends CommandInputs {
   readonly cluster: ClusterFlags;
@@ -21,21 +22,8 @@ export interface WatchLbStatusOptions extends CommandInputs {
   readonly signal?: AbortSignal;
   /** Told the bound health address once listening (for `:0`). */
   readonly onListening?: (address: string) => void;
-}
-
-function untilStopped(signal: AbortSignal | undefined): Promise<string> {
-  return new Promise((resolve) => {
-    const done = (why: string) => {
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
-      resolve(why);
-    };
-    const onTerm = () => done('SIGTERM');
-    const onInt = () => done('SIGINT');
-    process.once('SIGTERM', onTerm);
-    process.once('SIGINT', onInt);
-    signal?.addEventListener('abort', () => done('stop requested'), { once: true });
-  });
+  /** See PipelineOptions.minRefreshSeconds; not a flag, since a real resolver's TTLs are what to follow. */
+  readonly minRefreshSeconds?: number;
 }
 
 /** Keeps the Corefile equal to what the cluster and DNS say, until SIGTERM. */
@@ -76,7 +64,7 @@ export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<
     metrics.ready.set(1);
   };
 
-  const monitor = await startPipeline(ctx, { log, metrics, dnsServers: ctx.raw.dnsServers, sink });
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, dnsServers: ctx.raw.dnsServers, sink });
   const health = await startHealthServer(opts.metricsAddr, metrics, () => monitor.ready);
   opts.onListening?.(health.address);
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });

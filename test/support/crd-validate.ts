@@ -16,7 +16,9 @@
  *
  * Not reproduced: ObjectMeta validation (names, labels…), generation, managedFields,
  * the CEL cost budget, and CEL's static type check (the CRDs were accepted by a real
- * server, so their rules type-check).
+ * server, so their rules type-check). Approximated: when no `anyOf` branch matches, the
+ * first branch's errors are reported (kube-openapi picks the branch that matched most),
+ * and the text of CEL evaluation errors (`no such key: x`) is close to cel-go's, not exact.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
@@ -457,7 +459,7 @@ function applyDefaults(x: unknown, s: Schema | undefined): void {
 // ---------------------------------------------------------------------------------------
 
 /** A step in a path: a field, a list index, or a key of a map (additionalProperties). */
-export type Seg = string | number | { readonly key: string };
+type Seg = string | number | { readonly key: string };
 
 interface OpenApiError {
   readonly code: 'required' | 'enum' | 'tooLong' | 'maxItems' | 'maxProperties' | 'type' | 'other' | 'composite';
@@ -1291,7 +1293,7 @@ function re2(pattern: string): RegExp | undefined {
 /** A rule the evaluator cannot parse, or an evaluation error (its message is CEL's). */
 export class CelError extends Error {}
 
-export type Expr =
+type Expr =
   | { readonly k: 'lit'; readonly v: Val }
   | { readonly k: 'ident'; readonly name: string }
   | { readonly k: 'select'; readonly operand: Expr; readonly field: string }
@@ -1665,7 +1667,7 @@ class OptV {
   constructor(readonly value: Val | undefined) {}
 }
 
-export type Val = null | boolean | number | string | ListV | MapV | IpV | UrlV | OptV;
+type Val = null | boolean | number | string | ListV | MapV | IpV | UrlV | OptV;
 
 function toVal(v: unknown, s: Schema | undefined): Val {
   if (v === null || v === undefined) return null;

@@ -576,10 +576,22 @@ export interface ValidationCause {
   readonly message: string;
 }
 
+/**
+ * How a write reached the store: a CRD's schema treats a `/status` write (only `status` is
+ * taken, only `status` validated) differently from a write of the main resource.
+ */
+export interface ValidationContext {
+  /** `status` for a write through `/status`; '' for the main resource. */
+  readonly subresource: 'status' | '';
+  /** A direct store write (test setup): the whole object, status included, is taken as given. */
+  readonly direct: boolean;
+}
+
 /** Schema validation and defaulting of one resource; non-empty `causes` refuse the write with 422. */
 export type Validator = (
   obj: KubeObject,
   old: KubeObject | undefined,
+  context: ValidationContext,
 ) => { readonly causes: readonly ValidationCause[]; readonly defaulted: object };
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -659,10 +671,11 @@ class Store {
       .filter(matches);
   }
 
-  private validate(rt: ResourceType, obj: KubeObject, old: StoredObject | undefined): KubeObject {
+  private validate(rt: ResourceType, obj: KubeObject, old: StoredObject | undefined, mode: WriteMode): KubeObject {
     const validator = this.validators[rt.group ? `${rt.group}/${rt.plural}` : rt.plural];
     if (!validator) return obj;
-    const result = validator(clone(obj), old && clone(old));
+    const context: ValidationContext = { subresource: mode === 'status' ? 'status' : '', direct: mode === 'object' };
+    const result = validator(clone(obj), old && clone(old), context);
     if (result.causes.length > 0) throw invalid(rt, obj.metadata?.name ?? '', result.causes);
     return clone(result.defaulted as KubeObject);
   }
@@ -706,7 +719,7 @@ class Store {
     meta.creationTimestamp = now();
     if (rt.generation) meta.generation = 1;
     else delete meta.generation;
-    const validated = this.validate(rt, { ...obj, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: meta }, undefined);
+    const validated = this.validate(rt, { ...obj, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: meta }, undefined, options.mode);
     return this.commit(rt, 'ADDED', validated as StoredObject, undefined, options.dryRun);
   }
 
@@ -734,7 +747,7 @@ class Store {
     meta.resourceVersion = old.metadata.resourceVersion;
     if (rt.generation) meta.generation = old.metadata.generation;
     else delete meta.generation;
-    const validated = this.validate(rt, { ...next, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: meta }, old);
+    const validated = this.validate(rt, { ...next, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: meta }, old, options.mode);
     if (rt.generation && !isDeepStrictEqual(specOf(rt, validated), specOf(rt, old))) {
       validated.metadata = { ...validated.metadata, generation: (old.metadata.generation ?? 0) + 1 };
     }

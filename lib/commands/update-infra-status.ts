@@ -1,0 +1,71 @@
+import { ConfigError, EXIT, ValidationError } from '../errors.js';
+import { startHealthServer } from '../health-server.js';
+import { lbIpLists } from '../infra-status.js';
+import { publishLbIps } from '../infra-status-writer.js';
+import { createMetrics } from '../metrics.js';
+import { LB_NAMES, type ClusterSpec, type LbName } from '../model.js';
+import type { DesiredState } from '../monitor.js';
+import { lbRecordName } from '../record-set.js';
+import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
+import { loggerFor, type CommandInputs } from './io.js';
+import { untilStopped } from './stop.js';
+
+export interface UpdateInfraStatusOptions extends CommandInputs {
+  readonly cluster: ClusterFlags;
+  /** Comma-separated LBs whose lists lbdns owns: api, api-int, ingress. */
+  readonly fields: string;
+  readonly dryRun: boolean;
+  readonly watch: boolean;
+  readonly metricsAddr: string;
+  readonly signal?: AbortSignal;
+  readonly onListening?: (address: string) => void;
+}
+
+export function parseFields(value: string): LbName[] {
+  const fields = value.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  for (const f of fields) {
+    if (!LB_NAMES.includes(f as LbName)) throw new ValidationError('--fields', f, 'is not a list lbdns owns', `use a comma-separated subset of ${LB_NAMES.join(',')}`);
+  }
+  if (fields.length === 0) throw new ValidationError('--fields', value, 'is empty', `use a comma-separated subset of ${LB_NAMES.join(',')}`);
+  return [...new Set(fields as LbName[])];
+}
+
+/** Publishes the LB IPs into the Infrastructure status once, or keeps them current with --watch. */
+export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): Promise<number> {
+  const log = loggerFor(opts.io);
+  const owned = parseFields(opts.fields);
+  const stopped = opts.watch ? untilStopped(opts.signal) : undefined;
+  // The lists describe all three LBs whatever role a shared config file names.
+  const ctx = await prepareCluster({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log);
+  if (ctx.identity.infrastructure === undefined) throw new ConfigError('infrastructures.config.openshift.io/cluster does not exist: is this an OpenShift cluster?');
+  const required = (spec: ClusterSpec) => owned.map((lb) => lbRecordName(lb, spec.domain));
+  const publish = (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions), { owned, dryRun: opts.dryRun, log, stdout: opts.io.stdout });
+
+  if (!opts.watch) {
+    const monitor = await startPipeline(ctx, { purpose: 'infra-status', required, log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
+    try {
+      const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs));
+      if (!patched && plan.patch === null) log.info('Infrastructure status already up to date; nothing sent', { platform: plan.platform });
+    } finally {
+      await monitor.stop();
+    }
+    return EXIT.ok;
+  }
+
+  const metrics = await createMetrics();
+  const sink = async (state: DesiredState) => {
+    try {
+      await publish(state);
+      metrics.ready.set(1);
+    } catch (err) {
+      log.error('publishing the LB IPs failed; will try again on the next change', { error: (err as Error).message });
+    }
+  };
+  const monitor = await startPipeline(ctx, { purpose: 'infra-status', required, log, metrics, dnsServers: ctx.raw.dnsServers, sink });
+  const health = await startHealthServer(opts.metricsAddr, metrics, () => monitor.ready);
+  opts.onListening?.(health.address);
+  log.info('watching', { fields: owned, health: health.address });
+  log.info('stopping', { why: await stopped });
+  await Promise.all([monitor.stop(), health.close()]);
+  return EXIT.ok;
+}

@@ -1,0 +1,100 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import pRetry, { AbortError } from 'p-retry';
+import { ConfigError, KubeAccessError, KubeError } from './errors.js';
+import { planStatusPatch, STATUS_LISTS, type LbIpLists, type StatusPlan } from './infra-status.js';
+import { httpStatusOf, kubeErrorFrom } from './kube/api-error.js';
+import { kubeModule } from './kube/client.js';
+import type { Logger } from './log.js';
+import type { LbName } from './model.js';
+import { platformStatusKey, type Infrastructure } from './sources/infra-lbs.js';
+
+const INFRA = { group: 'config.openshift.io', version: 'v1', plural: 'infrastructures', name: 'cluster' } as const;
+const OBJECT = 'infrastructures.config.openshift.io/cluster';
+
+export interface PublishOptions {
+  readonly owned: readonly LbName[];
+  readonly dryRun: boolean;
+  readonly log: Logger;
+  readonly stdout: { write(chunk: string): unknown };
+  /** Attempts after a 409 Conflict. */
+  readonly conflictRetries?: number;
+}
+
+export interface PublishResult {
+  readonly plan: StatusPlan;
+  readonly patched: boolean;
+}
+
+interface StatusBody {
+  message?: string;
+  details?: { causes?: { field?: string; message?: string }[] };
+}
+
+/** A 422 as the admin needs it: one line per field the API server refused. */
+function invalidError(err: unknown): ConfigError {
+  let body: StatusBody = {};
+  try {
+    const raw = (err as { body?: unknown }).body;
+    body = (typeof raw === 'string' ? JSON.parse(raw) : raw) as StatusBody;
+  } catch {
+    body = {};
+  }
+  const causes = body.details?.causes ?? [];
+  const lines = causes.length > 0 ? causes.map((c) => `  ${c.field ?? '(object)'}: ${c.message ?? ''}`) : [`  ${body.message ?? String(err)}`];
+  return new ConfigError(`the API server refused the status update of ${OBJECT}:\n${lines.join('\n')}`);
+}
+
+/**
+ * Reads the Infrastructure, plans, and merge-patches its status subresource with the
+ * resourceVersion it read as a precondition; a 409 (someone wrote in between) re-reads and
+ * plans again, so a concurrent writer's change is kept. Sends nothing when the status
+ * already says what lbdns would write.
+ */
+export async function publishLbIps(kc: KubeConfig, lists: LbIpLists, opts: PublishOptions): Promise<PublishResult> {
+  const k8s = await kubeModule();
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+  return pRetry(
+    async (): Promise<PublishResult> => {
+      let infra: Infrastructure;
+      try {
+        infra = (await custom.getClusterCustomObject(INFRA)) as Infrastructure;
+      } catch (err) {
+        if (httpStatusOf(err) === 404) throw new AbortError(new ConfigError(`${OBJECT} does not exist: is this an OpenShift cluster?`));
+        const error = kubeErrorFrom(err, `get ${OBJECT}`);
+        throw error instanceof KubeAccessError ? new AbortError(error) : error;
+      }
+      const plan = planStatusPatch(infra, lists, opts.owned);
+      for (const lb of plan.skipped) opts.log.warn('no IP known for this LB; its status list is left as it is', { list: STATUS_LISTS[lb] });
+      if (plan.patch === null) return { plan, patched: false };
+      if (opts.dryRun) {
+        opts.stdout.write(`${JSON.stringify(plan.patch, null, 2)}\n`);
+        return { plan, patched: false };
+      }
+      let updated: Infrastructure;
+      try {
+        updated = (await custom.patchClusterCustomObjectStatus({ ...INFRA, body: plan.patch }, mergePatch)) as Infrastructure;
+      } catch (err) {
+        const status = httpStatusOf(err);
+        if (status === 409) throw kubeErrorFrom(err, `patch ${OBJECT} status`);
+        if (status === 422) throw new AbortError(invalidError(err));
+        const error = kubeErrorFrom(err, `patch ${OBJECT} status`);
+        throw error instanceof KubeAccessError ? new AbortError(error) : error;
+      }
+      const key = platformStatusKey(plan.platform);
+      if (updated.status?.platformStatus?.[key]?.cloudLoadBalancerConfig == null) {
+        throw new AbortError(new ConfigError(`the API server dropped status.platformStatus.${key}.cloudLoadBalancerConfig: this cluster's Infrastructure CRD has no such field for platform ${plan.platform}, so there is nowhere to publish the LB IPs`));
+      }
+      opts.log.info('Infrastructure status updated', { lists: plan.changed.map((lb) => STATUS_LISTS[lb]), platform: plan.platform });
+      return { plan, patched: true };
+    },
+    {
+      retries: opts.conflictRetries ?? 5,
+      minTimeout: 50,
+      maxTimeout: 2000,
+      // API failures (409, 5xx, the server unreachable) are worth a re-read; a refusal of the plan is not.
+      shouldRetry: ({ error }) => error instanceof KubeError,
+      onFailedAttempt: ({ error, retriesLeft }) => opts.log.warn('status update failed; re-reading and retrying', { error: error.message, retriesLeft }),
+    },
+  );
+}

@@ -1,0 +1,88 @@
+import { ConfigError, ValidationError } from './errors.js';
+import { sortUniqueIps } from './ip.js';
+import { LB_NAMES, LIMITS, type ClusterSpec, type Endpoint, type LbName, type Platform, type Resolution } from './model.js';
+import { platformOf, platformStatusKey, type Infrastructure } from './sources/infra-lbs.js';
+
+/** The three lists under `cloudLoadBalancerConfig.clusterHosted`, by the LB each describes. */
+export const STATUS_LISTS = {
+  api: 'apiLoadBalancerIPs',
+  'api-int': 'apiIntLoadBalancerIPs',
+  ingress: 'ingressLoadBalancerIPs',
+} as const satisfies Record<LbName, string>;
+
+export type LbIpLists = Readonly<Record<LbName, readonly string[]>>;
+
+function ipsOf(targets: readonly Endpoint[], resolutions: ReadonlyMap<string, Resolution>): string[] {
+  return sortUniqueIps(
+    targets.flatMap((t) => {
+      if (t.kind === 'ip') return [t.ip];
+      const r = resolutions.get(t.hostname);
+      return r ? [...r.v4, ...r.v6] : [];
+    }),
+  );
+}
+
+/** Sorted, de-duplicated IPs per LB; more than the CRD's 16 is an error naming the list, never a silent cut. */
+export function lbIpLists(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>): LbIpLists {
+  const lists = Object.fromEntries(LB_NAMES.map((lb) => [lb, ipsOf(spec.lbs[lb], resolutions)])) as Record<LbName, string[]>;
+  for (const lb of LB_NAMES) {
+    if (lists[lb].length > LIMITS.maxIpsPerName) {
+      throw new ValidationError(STATUS_LISTS[lb], lists[lb], `has ${lists[lb].length} IPs; the Infrastructure status takes at most ${LIMITS.maxIpsPerName}`, 'reduce the LB endpoints; lbdns does not cut the list silently');
+    }
+  }
+  return lists;
+}
+
+export interface StatusPlan {
+  readonly platform: Platform;
+  /** The merge patch for the status subresource; null when the status already says it. */
+  readonly patch: object | null;
+  /** The owned lists that differ, for the log. */
+  readonly changed: readonly LbName[];
+  /** Owned lists lbdns has no IP for: left as they are rather than emptied. */
+  readonly skipped: readonly LbName[];
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
+  const x = sortUniqueIps(a);
+  const y = sortUniqueIps(b);
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+};
+
+function currentList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/**
+ * What to write so the status says `lists` for the `owned` LBs, following the API's rules:
+ * `dnsType` is immutable once set, so the first write carries `ClusterHosted` with the
+ * lists, and a cluster already set to `PlatformDefault` is refused. Lists compare as sorted
+ * sets with empty equal to absent, so a second writer (the ingress operator owns
+ * `ingressLoadBalancerIPs`) and lbdns never flap. An empty list is never written: lbdns
+ * not knowing an IP is not the LB having none.
+ */
+export function planStatusPatch(infra: Infrastructure, lists: LbIpLists, owned: readonly LbName[]): StatusPlan {
+  const rawType = infra.status?.platformStatus?.type;
+  const platform = platformOf(infra);
+  if (platform === undefined) {
+    throw new ConfigError(`infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(rawType ?? null)} is not one lbdns publishes LB IPs for (AWS, GCP, Azure)`);
+  }
+  const key = platformStatusKey(platform);
+  const config = infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig ?? undefined;
+  const dnsType = config?.dnsType;
+  if (dnsType !== undefined && dnsType !== 'ClusterHosted') {
+    throw new ConfigError(
+      `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType is ${JSON.stringify(dnsType)}: the cluster uses the cloud's DNS and the field is immutable, so lbdns will not publish LB IPs. Clusters that need ClusterHosted DNS must be installed that way`,
+    );
+  }
+  const current = (config?.clusterHosted ?? {}) as Record<string, unknown>;
+  const skipped = owned.filter((lb) => lists[lb].length === 0);
+  const changed = owned.filter((lb) => lists[lb].length > 0 && !sameSet(currentList(current[STATUS_LISTS[lb]]), lists[lb]));
+  if (changed.length === 0) return { platform, patch: null, changed, skipped };
+  const clusterHosted = Object.fromEntries(changed.map((lb) => [STATUS_LISTS[lb], [...lists[lb]]]));
+  const patch = {
+    metadata: { resourceVersion: (infra.metadata as { resourceVersion?: string } | undefined)?.resourceVersion },
+    status: { platformStatus: { [key]: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted } } } },
+  };
+  return { platform, patch, changed, skipped };
+}

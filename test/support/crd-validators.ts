@@ -1,0 +1,56 @@
+/**
+ * The real CRDs from shared/crds as validators of the test API server, so a write the real
+ * kube-apiserver would refuse (or prune, or default) is refused, pruned or defaulted here too.
+ */
+import { fileURLToPath } from 'node:url';
+import { loadCrd, validateObject, type Crd } from './crd-validate.js';
+import type { KubeObject, ValidationContext, Validator } from './kube-api-server.js';
+
+/** shared/ sits beside the project's checkout, here and in CI. */
+export const CRD_DIR = fileURLToPath(new URL('../../../shared/crds/', import.meta.url));
+
+const CRD_FILES = [
+  '0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml',
+  '0000_10_config-operator_01_dnses.crd.yaml',
+  '0000_50_dns_01_dnsrecords.crd.yaml',
+] as const;
+
+/**
+ * One CRD as a validator. A write over HTTP is validated as the apiserver validates it
+ * through that endpoint. A direct store write (test setup) carries spec and status at once,
+ * which no single request can: it is validated as a write of the main resource and then a
+ * write of `status`, so both halves are checked and defaulted.
+ */
+export function crdValidator(crd: Crd, version = storageVersion(crd)): Validator {
+  return (obj: KubeObject, old: KubeObject | undefined, context: ValidationContext) => {
+    if (context.subresource === 'status') {
+      const result = validateObject(crd, version, obj, old, { subresource: 'status' });
+      return { causes: result.causes, defaulted: result.object as object };
+    }
+    const main = validateObject(crd, version, obj, old);
+    if (!context.direct || main.causes.length > 0 || !crd.versions[version]?.statusSubresource) {
+      return { causes: main.causes, defaulted: main.object as object };
+    }
+    const withStatus = { ...(main.object as KubeObject) };
+    if (obj.status === undefined) delete withStatus.status;
+    else withStatus.status = obj.status;
+    const status = validateObject(crd, version, withStatus, main.object, { subresource: 'status' });
+    return { causes: status.causes, defaulted: status.object as object };
+  };
+}
+
+function storageVersion(crd: Crd): string {
+  const version = Object.values(crd.versions).find((v) => v.storage);
+  if (!version) throw new Error(`${crd.plural}.${crd.group} has no storage version`);
+  return version.name;
+}
+
+/** Validators for every CRD in shared/crds, keyed as the test API server's `validators` option wants them. */
+export function crdValidators(): Record<string, Validator> {
+  const validators: Record<string, Validator> = {};
+  for (const file of CRD_FILES) {
+    const crd = loadCrd(`${CRD_DIR}${file}`);
+    validators[`${crd.group}/${crd.plural}`] = crdValidator(crd);
+  }
+  return validators;
+}
