@@ -10,8 +10,10 @@ import { logLines, runLbdns } from './support/run-cli.js';
 const GOLDEN_DIR = fileURLToPath(new URL('./golden/', import.meta.url));
 const OLD_MTIME = new Date('2001-02-03T04:05:06Z');
 
-const WITHOUT_API_AND_INGRESS = ['--domain', 'c1.example.com', '--api-int-lb', '10.0.0.20', '--upstream', '10.0.0.2'];
-const CLUSTER = [...WITHOUT_API_AND_INGRESS, '--api-lb', '10.0.0.10', '--ingress-lb', '10.0.1.30'];
+const DOMAIN_AND_API_INT = ['--domain', 'c1.example.com', '--api-int-lb', '10.0.0.20'];
+const API_AND_INGRESS = ['--api-lb', '10.0.0.10', '--ingress-lb', '10.0.1.30'];
+const UPSTREAM = ['--upstream', '10.0.0.2'];
+const CLUSTER = [...DOMAIN_AND_API_INT, ...API_AND_INGRESS, ...UPSTREAM];
 
 let root: string;
 let dns: DnsTestServer;
@@ -187,7 +189,8 @@ test('an LB hostname is served with all its A and AAAA addresses, next to IP lit
   dns.set('router.example.net', { AAAA: ['2001:db8::30'] });
   const r = await runLbdns([
     'render-corefile',
-    ...WITHOUT_API_AND_INGRESS,
+    ...DOMAIN_AND_API_INT,
+    ...UPSTREAM,
     '--api-lb', 'api-lb.example.net', '--api-lb', '192.0.2.12',
     '--ingress-lb', 'ROUTER.example.net.',
     '--dns-server', dns.address,
@@ -232,6 +235,18 @@ test('a DNS server that keeps failing is a runtime failure (exit 1) after the re
   assert.match(r.stderr, /cannot resolve flaky\.example\.net: SERVFAIL .*4 attempts/);
   assert.is(await readFile(out, 'utf8'), '# previous\n');
   assert.equal(await readdir(dir), ['Corefile']);
+});
+
+test('a resolv.conf with more than 15 usable resolvers gives the first 15, and says which it left out', async () => {
+  const dir = await freshDir();
+  const resolvConf = join(dir, 'resolv.conf');
+  await writeFile(resolvConf, Array.from({ length: 17 }, (_, i) => `nameserver 10.9.0.${i + 1}\n`).join(''));
+  const r = await runLbdns(['render-corefile', ...DOMAIN_AND_API_INT, ...API_AND_INGRESS, '--resolv-conf', resolvConf]);
+  assert.is(r.code, 0, r.stderr);
+  const forward = Array.from({ length: 15 }, (_, i) => `10.9.0.${i + 1}`).join(' ');
+  assert.ok(r.stdout.includes(`\n    forward . ${forward} {\n`), r.stdout);
+  const dropped = logLines(r.stderr).filter((l) => l.msg === 'upstream resolver dropped');
+  assert.equal(dropped.map((l) => [l.address, l.reason]), [['10.9.0.16', 'over the limit of 15'], ['10.9.0.17', 'over the limit of 15']]);
 });
 
 test('--help prints usage on stdout and exits 0', async () => {

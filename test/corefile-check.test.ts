@@ -144,8 +144,11 @@ test('rejects a hosts entry after fallthrough, which CoreDNS reads as an unknown
   rejects(replaced('        fallthrough\n    }\n    forward', '        fallthrough\n        10.0.0.6 master-1\n    }\n    forward'), /hosts entry "10\.0\.0\.6" comes after fallthrough/);
 });
 
-test('rejects a template class or type CoreDNS does not know in that spelling (lower case)', () => {
+test('rejects a lower-case template class, which CoreDNS looks up case-sensitively', () => {
   rejects(replaced('template IN A api', 'template in A api'), /template: invalid class "in"/);
+});
+
+test('rejects a lower-case template type, which CoreDNS looks up case-sensitively', () => {
   rejects(replaced('template IN A api', 'template IN a api'), /template: invalid type "a"/);
 });
 

@@ -14,9 +14,18 @@ const child = spawn(
   { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
 );
 let out = '';
+let lingerTimer;
 child.stdout.on('data', (chunk) => {
   out += chunk;
   process.stdout.write(chunk);
+  // Every server or timer a test starts, it stops: a process that outlives its summary
+  // holds something a test left open. Fail fast instead of hanging CI.
+  if (lingerTimer === undefined && /Duration:/.test(out)) {
+    lingerTimer = setTimeout(() => {
+      console.error('the test process did not exit after its summary: a test left a server, socket or timer open');
+      child.kill('SIGKILL');
+    }, 10_000);
+  }
 });
 const timer = setTimeout(() => {
   console.error(`test run exceeded ${limitMs} ms; killing it`);
@@ -24,6 +33,7 @@ const timer = setTimeout(() => {
 }, limitMs);
 child.on('exit', (code, signal) => {
   clearTimeout(timer);
+  clearTimeout(lingerTimer);
   const num = (label) => Number((out.match(new RegExp(`${label}:\\s+(\\d+)`)) ?? [])[1] ?? 0);
   const total = num('Total');
   const passed = num('Passed');

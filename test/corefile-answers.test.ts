@@ -1,0 +1,300 @@
+/**
+ * What a client asking the cluster's CoreDNS gets back: the rendered Corefiles served by a
+ * loopback server with CoreDNS's template, hosts, forward and cache semantics
+ * (test/support/corefile-server.ts), asked through node's own resolver, with a test DNS server
+ * standing in for the upstream resolvers.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Resolver } from 'node:dns/promises';
+import { startCorefileServer, type CorefileServer } from './support/corefile-server.js';
+import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
+import { runLbdns } from './support/run-cli.js';
+
+let upstream: DnsTestServer;
+const servers: CorefileServer[] = [];
+
+async function render(args: readonly string[]): Promise<string> {
+  const r = await runLbdns(['render-corefile', ...args]);
+  if (r.code !== 0) throw new Error(`render failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+async function serve(corefile: string, opts: { upstreamTimeoutMs?: number; forwardDeadlineMs?: number } = {}): Promise<Resolver> {
+  const server = await startCorefileServer(corefile, { upstreamPort: upstream.port, ...opts });
+  servers.push(server);
+  const resolver = new Resolver({ timeout: 2000, tries: 1 });
+  resolver.setServers([server.address]);
+  return resolver;
+}
+
+async function errorCode(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err) {
+    return String((err as NodeJS.ErrnoException).code);
+  }
+  return 'no error';
+}
+
+const sorted = (xs: readonly string[]): string[] => [...xs].sort();
+
+async function setup(): Promise<void> {
+  upstream = await startDnsServer();
+  upstream.set('www.example.org', { A: ['192.0.2.99'], AAAA: ['2001:db8::99'], ttl: 300 });
+  upstream.set('foo.mycluster.example.com', { A: ['192.0.2.77'] });
+  upstream.set('api.c2.example.com', { A: ['192.0.2.88'] });
+}
+
+async function teardown(): Promise<void> {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+  await upstream.close();
+}
+
+/* ----------------------------------------------------------------- the example cluster */
+
+const example = suite<{ dns: Resolver }>('the example cluster (dual stack, three nodes)');
+const EXAMPLE_D = 'mycluster.example.com';
+
+example.before(async (ctx) => {
+  await setup();
+  ctx.dns = await serve(await render(['--example', '--upstream', '127.0.0.1']));
+});
+example.after(teardown);
+
+example('api answers every A of the api LB', async ({ dns }) => {
+  assert.equal(sorted(await dns.resolve4(`api.${EXAMPLE_D}`)), ['10.0.0.10', '10.0.0.11']);
+});
+
+example('api answers every AAAA of the api LB', async ({ dns }) => {
+  assert.equal(await dns.resolve6(`api.${EXAMPLE_D}`), ['fd00:10::10']);
+});
+
+example('api-int answers the internal LB, not the external one', async ({ dns }) => {
+  assert.equal(sorted(await dns.resolve4(`api-int.${EXAMPLE_D}`)), ['10.0.0.20', '10.0.0.21']);
+  assert.equal(await dns.resolve6(`api-int.${EXAMPLE_D}`), ['fd00:10::20']);
+});
+
+example('a name under apps answers the ingress LB', async ({ dns }) => {
+  assert.equal(sorted(await dns.resolve4(`console-openshift-console.apps.${EXAMPLE_D}`)), ['10.0.1.30', '10.0.1.31']);
+  assert.equal(await dns.resolve6(`x.apps.${EXAMPLE_D}`), ['fd00:10::30']);
+});
+
+example('a name two labels under apps answers the ingress LB too', async ({ dns }) => {
+  assert.equal(sorted(await dns.resolve4(`a.b.apps.${EXAMPLE_D}`)), ['10.0.1.30', '10.0.1.31']);
+});
+
+example('query names are matched without regard to case', async ({ dns }) => {
+  assert.equal(sorted(await dns.resolve4(`API.MyCluster.Example.COM`)), ['10.0.0.10', '10.0.0.11']);
+});
+
+example('apps itself is not covered by the wildcard: it goes upstream', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve4(`apps.${EXAMPLE_D}`)), 'ENOTFOUND');
+});
+
+example('a node answers under its short name', async ({ dns }) => {
+  assert.equal(await dns.resolve4('master-0'), ['10.0.0.5']);
+  assert.equal(await dns.resolve6('master-0'), ['fd00:10::5']);
+});
+
+example('a node answers under its name in the cluster domain', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`master-1.${EXAMPLE_D}`), ['10.0.0.6']);
+  assert.equal(await dns.resolve6(`master-2.${EXAMPLE_D}`), ['fd00:10::7']);
+});
+
+example('served records carry the TTL as capped by cache 30', async ({ dns }) => {
+  const records = await dns.resolve4(`api.${EXAMPLE_D}`, { ttl: true });
+  assert.equal(records.map((r) => r.ttl), [30, 30]);
+});
+
+example('a name lbdns does not serve in the cluster domain is forwarded upstream', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`foo.${EXAMPLE_D}`), ['192.0.2.77']);
+});
+
+example('a name below api is not api: it is forwarded upstream', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve4(`x.api.${EXAMPLE_D}`)), 'ENOTFOUND');
+});
+
+example('an outside name is forwarded upstream, its TTL capped by the cache', async ({ dns }) => {
+  const records = await dns.resolve4('www.example.org', { ttl: true });
+  assert.equal(records, [{ address: '192.0.2.99', ttl: 30 }]);
+  assert.equal(await dns.resolve6('www.example.org'), ['2001:db8::99']);
+});
+
+example("the upstream's NXDOMAIN reaches the client as NXDOMAIN", async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve4('nope.example.org')), 'ENOTFOUND');
+});
+
+example.run();
+
+/* ----------------------------------------------------------------- IPv4 only */
+
+const v4only = suite<{ dns: Resolver }>('an IPv4-only cluster');
+const V4_D = 'c1.example.com';
+
+v4only.before(async (ctx) => {
+  await setup();
+  ctx.dns = await serve(
+    await render([
+      '--domain', V4_D,
+      '--api-lb', '10.0.0.10', '--api-lb', '10.0.0.11', '--api-lb', '10.0.0.12',
+      '--api-int-lb', '10.0.0.20',
+      '--ingress-lb', '10.0.1.30',
+      '--node', 'master-0=10.0.0.5',
+      '--upstream', '127.0.0.1',
+    ]),
+  );
+});
+v4only.after(teardown);
+
+v4only('api answers all three LB addresses', async ({ dns }) => {
+  assert.equal(sorted(await dns.resolve4(`api.${V4_D}`)), ['10.0.0.10', '10.0.0.11', '10.0.0.12']);
+});
+
+v4only('AAAA for api is NODATA: the name exists, without IPv6 (not NXDOMAIN, not SERVFAIL)', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve6(`api.${V4_D}`)), 'ENODATA');
+});
+
+v4only('AAAA for a name under apps is NODATA', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve6(`x.apps.${V4_D}`)), 'ENODATA');
+});
+
+v4only('AAAA for an IPv4-only node is NODATA', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve6(`master-0.${V4_D}`)), 'ENODATA');
+  assert.is(await errorCode(dns.resolve6('master-0')), 'ENODATA');
+});
+
+v4only('a node address resolves back to its names', async ({ dns }) => {
+  assert.equal(sorted(await dns.reverse('10.0.0.5')), ['master-0', `master-0.${V4_D}`]);
+});
+
+v4only.run();
+
+/* ----------------------------------------------------------------- dual stack, and sequential upstreams */
+
+const dual = suite<{ dns: Resolver }>('a dual-stack cluster whose first upstream does not answer');
+const DS_D = 'ds.example.com';
+
+dual.before(async (ctx) => {
+  await setup();
+  ctx.dns = await serve(
+    await render([
+      '--domain', DS_D,
+      '--api-lb', '192.0.2.10', '--api-lb', '2001:db8::10',
+      '--api-int-lb', '192.0.2.20', '--api-int-lb', '2001:db8::20',
+      '--ingress-lb', '192.0.2.30', '--ingress-lb', '2001:db8::30', '--ingress-lb', '2001:db8::31',
+      '--node', 'cp-0=192.0.2.5', '--node', 'cp-0=2001:db8::5', '--node', 'cp-1=2001:db8::6',
+      // Nothing listens on 127.0.0.2: forward must move on to 127.0.0.1.
+      '--upstream', '127.0.0.2', '--upstream', '127.0.0.1',
+    ]),
+    { upstreamTimeoutMs: 300 },
+  );
+});
+dual.after(teardown);
+
+dual('every name answers both families', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`api.${DS_D}`), ['192.0.2.10']);
+  assert.equal(await dns.resolve6(`api.${DS_D}`), ['2001:db8::10']);
+  assert.equal(await dns.resolve4(`api-int.${DS_D}`), ['192.0.2.20']);
+  assert.equal(await dns.resolve6(`api-int.${DS_D}`), ['2001:db8::20']);
+  assert.equal(await dns.resolve4(`x.apps.${DS_D}`), ['192.0.2.30']);
+  assert.equal(sorted(await dns.resolve6(`x.apps.${DS_D}`)), ['2001:db8::30', '2001:db8::31']);
+});
+
+dual('a dual-stack node answers both families', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`cp-0.${DS_D}`), ['192.0.2.5']);
+  assert.equal(await dns.resolve6('cp-0'), ['2001:db8::5']);
+});
+
+dual('A for an IPv6-only node is NODATA', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve4('cp-1')), 'ENODATA');
+  assert.equal(await dns.resolve6('cp-1'), ['2001:db8::6']);
+});
+
+dual('policy sequential: an upstream that does not answer is passed over for the next', async ({ dns }) => {
+  assert.equal(await dns.resolve4('www.example.org'), ['192.0.2.99']);
+});
+
+dual.run();
+
+/* ----------------------------------------------------------------- bootstrap */
+
+const bootstrap = suite<{ dns: Resolver }>('a bootstrap node');
+const BS_D = 'c2.example.com';
+
+bootstrap.before(async (ctx) => {
+  await setup();
+  ctx.dns = await serve(
+    await render([
+      '--role', 'bootstrap',
+      '--domain', BS_D,
+      '--api-lb', '10.0.0.10',
+      '--api-int-lb', '10.0.0.20',
+      '--ingress-lb', '10.0.1.30',
+      '--node', 'master-0=10.0.0.5',
+      '--upstream', '127.0.0.1',
+    ]),
+  );
+});
+bootstrap.after(teardown);
+
+bootstrap('api-int answers the internal LB', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`api-int.${BS_D}`), ['10.0.0.20']);
+});
+
+bootstrap('api is what the upstream says, not the LB', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`api.${BS_D}`), ['192.0.2.88']);
+});
+
+bootstrap('names under apps and node names are not served', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve4(`x.apps.${BS_D}`)), 'ENOTFOUND');
+  assert.is(await errorCode(dns.resolve4('master-0')), 'ENOTFOUND');
+});
+
+bootstrap.run();
+
+/* ----------------------------------------------------------------- the emulation itself */
+
+const emulation = suite<{ dns: Resolver }>('the test server follows CoreDNS where lbdns relies on it');
+
+emulation.before(async (ctx) => {
+  await setup();
+  ctx.dns = await serve(`. {
+    template IN A strict.example.com {
+        match ^only\\.strict\\.example\\.com\\.$
+        answer "{{ .Name }} 60 IN A 10.9.0.1"
+    }
+    template IN A empty.example.com {
+        match ^empty\\.example\\.com\\.$
+    }
+    forward . 127.0.0.1
+}
+hosts.example.com {
+    hosts {
+        10.9.0.5 known.hosts.example.com
+    }
+}
+`);
+});
+emulation.after(teardown);
+
+emulation('a template that matches zone and type but no regex, without fallthrough, is SERVFAIL', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve4('other.strict.example.com')), 'ESERVFAIL');
+});
+
+emulation('a template matched without answers is NODATA', async ({ dns }) => {
+  assert.is(await errorCode(dns.resolve4('empty.example.com')), 'ENODATA');
+});
+
+emulation('hosts without fallthrough answers an unknown name in its zone with SERVFAIL', async ({ dns }) => {
+  assert.equal(await dns.resolve4('known.hosts.example.com'), ['10.9.0.5']);
+  assert.is(await errorCode(dns.resolve4('unknown.hosts.example.com')), 'ESERVFAIL');
+});
+
+emulation('the most specific server block takes the query', async ({ dns }) => {
+  // hosts.example.com's block has no forward: www is not sent upstream.
+  assert.is(await errorCode(dns.resolve4('www.hosts.example.com')), 'ESERVFAIL');
+  assert.equal(await dns.resolve4('www.example.org'), ['192.0.2.99']);
+});
+
+emulation.run();
