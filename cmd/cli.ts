@@ -1,16 +1,24 @@
 import { Builtins, Cli, type BaseContext } from 'clipanion';
 import { EXIT, exitCodeOf, LbdnsError } from '../lib/errors.js';
+import { CheckDnsCommand } from './check-dns.js';
 import { DisplayCommand } from './display.js';
 import { LbdnsCommand } from './options.js';
+import { PrintRecordsCommand } from './print-records.js';
 import { RenderCorefileCommand } from './render-corefile.js';
 import { UpdateInfraStatusCommand } from './update-infra-status.js';
 import { WatchLbStatusCommand } from './watch-lb-status.js';
 
-export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCommand, UpdateInfraStatusCommand];
+export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCommand, UpdateInfraStatusCommand, PrintRecordsCommand, CheckDnsCommand];
 
-export function buildCli(): Cli {
+/**
+ * Clipanion compiles one state machine over every registered command's options on each run,
+ * a large part of a cold start. A command line that names a command gets that command alone;
+ * anything else (`--help`, a misspelt command) sees them all.
+ */
+export function buildCli(argv: readonly string[] = []): Cli {
   const cli = new Cli({ binaryLabel: 'lbdns', binaryName: 'lbdns', binaryVersion: '0.1.0', enableColors: false });
-  for (const c of [...COMMANDS, Builtins.HelpCommand, Builtins.VersionCommand]) cli.register(c);
+  const named = COMMANDS.filter((c) => c.paths?.some((path) => path.every((segment, i) => argv[i] === segment)));
+  for (const c of [...(named.length > 0 ? named : COMMANDS), Builtins.HelpCommand, Builtins.VersionCommand]) cli.register(c);
   return cli;
 }
 
@@ -19,7 +27,7 @@ export function buildCli(): Cli {
  * stdout; here every error goes to stderr so stdout carries only the command's output.
  */
 export async function runCli(argv: readonly string[], context: Pick<BaseContext, 'stdout' | 'stderr'> & Partial<BaseContext>): Promise<number> {
-  const cli = buildCli();
+  const cli = buildCli(argv);
   const ctx = { ...Cli.defaultContext, ...context };
   let command;
   try {

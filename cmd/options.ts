@@ -1,8 +1,10 @@
 import { Command, Option } from 'clipanion';
 import type { RawConfig } from '../lib/config.js';
 import { parseNodeFlags } from '../lib/config.js';
-import { DEFAULT_INGRESS_SERVICE, type ClusterFlags } from '../lib/commands/cluster.js';
-import { parseSeconds } from '../lib/validate.js';
+import { DEFAULT_INGRESS_SERVICE, parseObjectRef, type ClusterFlags } from '../lib/commands/cluster.js';
+import { LIMITS } from '../lib/model.js';
+import { LB_FLAGS, validateRole, validateUpstreams } from '../lib/spec.js';
+import { parseEndpoints, parseSeconds, validateDnsName, validateDomain, validateIp, validateTtl } from '../lib/validate.js';
 
 /**
  * Clipanion's run() prints a failing command's error to stdout; keeping the error here lets
@@ -34,6 +36,34 @@ export abstract class InputCommand extends LbdnsCommand {
   reloadInterval = Option.String('--reload-interval', { description: 'CoreDNS reload interval, >= 2s (default 2s)' });
   reloadJitter = Option.String('--reload-jitter', { description: 'CoreDNS reload jitter, >= 1s (default 1s)' });
 
+  /**
+   * Checks each flag value that can be judged alone, before any file, DNS or API call, so a
+   * typo fails at once instead of after waiting --wait-timeout for the cluster. Values that
+   * depend on each other or on a --config file are checked later, once merged. The tests run
+   * it on the args of every shipped manifest.
+   */
+  checkFlags(): void {
+    if (this.role !== undefined) validateRole(this.role);
+    if (this.domain !== undefined) validateDomain('--domain', this.domain);
+    if (this.ttl !== undefined) validateTtl('--ttl', this.ttl);
+    if (this.reloadInterval !== undefined) parseSeconds('--reload-interval', this.reloadInterval, LIMITS.minReloadInterval, LIMITS.maxReloadInterval);
+    if (this.reloadJitter !== undefined) parseSeconds('--reload-jitter', this.reloadJitter, LIMITS.minReloadJitter, LIMITS.maxReloadInterval);
+    if (this.apiLb !== undefined) parseEndpoints(LB_FLAGS.api, this.apiLb);
+    if (this.apiIntLb !== undefined) parseEndpoints(LB_FLAGS['api-int'], this.apiIntLb);
+    if (this.ingressLb !== undefined) parseEndpoints(LB_FLAGS.ingress, this.ingressLb);
+    for (const [name, ips] of Object.entries(parseNodeFlags(this.node ?? []))) {
+      validateDnsName('--node', name);
+      for (const ip of ips) validateIp(`--node ${name}`, ip);
+    }
+    if (this.upstream !== undefined) validateUpstreams('--upstream', this.upstream);
+  }
+
+  /** Clipanion runs this in place of execute(); what it throws reaches catch() like execute's errors. */
+  override async validateAndExecute(): Promise<number> {
+    this.checkFlags();
+    return super.validateAndExecute();
+  }
+
   /** The flags as a config, so they merge with a file field by field. */
   protected flagConfig(): RawConfig {
     return {
@@ -59,6 +89,13 @@ export abstract class ClusterCommand extends InputCommand {
   ingressService = Option.String('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'NAMESPACE/NAME of the router Service whose LB status gives the ingress IPs' });
   lbConfig = Option.String('--lb-config', { description: 'NAMESPACE/NAME of the LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
   waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the required LB data' });
+
+  override checkFlags(): void {
+    super.checkFlags();
+    this.clusterFlags();
+    parseObjectRef('--ingress-service', this.ingressService);
+    if (this.lbConfig !== undefined) parseObjectRef('--lb-config', this.lbConfig);
+  }
 
   protected clusterFlags(): ClusterFlags {
     return {

@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
-import { updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
+import { parseFields, updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
+import { parseListenAddress } from '../lib/health-server.js';
 import { ClusterCommand } from './options.js';
 
 export class UpdateInfraStatusCommand extends ClusterCommand {
@@ -18,6 +19,12 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
   dryRun = Option.Boolean('--dry-run', false, { description: 'Print the status patch instead of sending it' });
   watch = Option.Boolean('--watch', false, { description: 'Keep the status current as the sources change, until SIGTERM' });
   metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18083', { description: 'HOST:PORT for /healthz, /readyz and /metrics (with --watch)' });
+
+  override checkFlags(): void {
+    super.checkFlags();
+    parseFields(this.fields);
+    parseListenAddress(this.metricsAddr);
+  }
 
   override async execute(): Promise<number> {
     return updateInfraStatusCommand({

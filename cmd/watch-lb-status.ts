@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { watchLbStatusCommand } from '../lib/commands/watch-lb-status.js';
+import { parseListenAddress } from '../lib/health-server.js';
 import { ClusterCommand } from './options.js';
 
 export class WatchLbStatusCommand extends ClusterCommand {
@@ -12,6 +13,11 @@ export class WatchLbStatusCommand extends ClusterCommand {
 
   out = Option.String('--out', { description: 'The Corefile CoreDNS reads; rewritten atomically on change' });
   metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18082', { description: 'HOST:PORT for /healthz, /readyz and /metrics' });
+
+  override checkFlags(): void {
+    super.checkFlags();
+    parseListenAddress(this.metricsAddr);
+  }
 
   override async execute(): Promise<number> {
     return watchLbStatusCommand({

@@ -2,14 +2,14 @@ import type { KubeConfig, KubernetesListObject, KubernetesObject, V1ConfigMap, V
 import { mergeContributions, type ClusterData, type SourceContribution } from './cluster-data.js';
 import type { KubeError } from './errors.js';
 import { kubeModule } from './kube/client.js';
-import { watchCollection, type WatchedCollection } from './kube/informer.js';
+import { watchCollection, type ListPage, type WatchedCollection } from './kube/informer.js';
 import type { Logger } from './log.js';
 import type { ClusterSources } from './monitor.js';
 import type { LbName, Role } from './model.js';
 import { dnsRecordsContribution, type DNSRecord } from './sources/dnsrecords.js';
 import { infrastructureContribution, type Infrastructure } from './sources/infra-lbs.js';
 import { lbConfigContribution } from './sources/lb-config.js';
-import { nodesContribution } from './sources/nodes.js';
+import { nodeProjection, nodesContribution } from './sources/nodes.js';
 import { routerServiceContribution } from './sources/router-service.js';
 import type { Warn } from './sources/untrusted.js';
 
@@ -72,11 +72,17 @@ interface SourceSpec {
   readonly what: string;
   readonly path: string;
   readonly fieldSelector?: string;
-  readonly list: () => Promise<KubernetesListObject<KubernetesObject>>;
+  readonly list: (page: ListPage) => Promise<KubernetesListObject<KubernetesObject>>;
+  /** For the large collections; see WatchOptions. */
+  readonly pageSize?: number;
+  readonly project?: (obj: KubernetesObject) => KubernetesObject;
   readonly extract: Extract;
 }
 
 const byName = (name: string) => `metadata.name=${name}`;
+
+/** As client-go's informers page their lists: a page of Nodes stays a few MB whatever the cluster's size. */
+const NODE_PAGE_SIZE = 500;
 
 async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
   const k8s = await kubeModule();
@@ -134,7 +140,9 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       name: 'nodes',
       what: 'list nodes',
       path: '/api/v1/nodes',
-      list: () => asList(core.listNode()),
+      list: (page) => asList(core.listNode(page)),
+      pageSize: NODE_PAGE_SIZE,
+      project: (obj) => nodeProjection(obj as V1Node),
       extract: (items, warn) => nodesContribution(items as V1Node[], warn),
     });
   }
@@ -155,6 +163,8 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
         what: spec.what,
         path: spec.path,
         ...(spec.fieldSelector === undefined ? {} : { fieldSelector: spec.fieldSelector }),
+        ...(spec.pageSize === undefined ? {} : { pageSize: spec.pageSize }),
+        ...(spec.project === undefined ? {} : { project: spec.project }),
         list: spec.list,
         log: opts.log,
         onRestart: (error) => opts.onRestart?.(spec.name, error),

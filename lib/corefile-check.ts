@@ -15,47 +15,67 @@ interface Token {
   readonly quoted: boolean;
 }
 
+const NEWLINE = 0x0a;
+const QUOTE = 0x22;
+const HASH = 0x23;
+const BACKSLASH = 0x5c;
+
+/** Whitespace as `/\s/` defines it, without a regex call for the ASCII a Corefile is made of. */
+function isSpace(code: number): boolean {
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return /\s/.test(String.fromCharCode(code));
+}
+
 /**
  * Caddyfile lexing as CoreDNS does it: whitespace-separated words; "quoted" words in which
  * only \" is an escape (a backslash before anything else stays); `#` outside quotes starts a
- * comment even in the middle of a word.
+ * comment even in the middle of a word. Words are sliced out of the text rather than built a
+ * character at a time: a 10,000-node Corefile is 400 kB, and the garbage of per-character
+ * strings made the check grow faster than the file.
  */
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
+  const n = text.length;
   let line = 1;
   let i = 0;
-  const skipComment = (): void => {
-    while (i < text.length && text[i] !== '\n') i++;
-  };
-  while (i < text.length) {
-    const c = text[i] as string;
-    if (c === '\n') {
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === NEWLINE) {
       line++;
       i++;
-    } else if (/\s/.test(c)) {
+    } else if (isSpace(c)) {
       i++;
-    } else if (c === '#') {
-      skipComment();
-    } else if (c === '"') {
+    } else if (c === HASH) {
+      while (i < n && text.charCodeAt(i) !== NEWLINE) i++;
+    } else if (c === QUOTE) {
       const start = line;
       let word = '';
-      i++;
-      while (i < text.length && text[i] !== '"') {
-        let ch = text[i] as string;
-        if (ch === '\\' && i + 1 < text.length) {
-          ch = text[++i] === '"' ? '"' : `\\${text[i]}`;
+      let from = ++i;
+      while (i < n && text.charCodeAt(i) !== QUOTE) {
+        const ch = text.charCodeAt(i);
+        if (ch === BACKSLASH && i + 1 < n) {
+          const next = text.charCodeAt(i + 1);
+          if (next === QUOTE) {
+            word += `${text.slice(from, i)}"`;
+            i += 2;
+            from = i;
+            continue;
+          }
+          if (next === NEWLINE) line++;
+          i += 2;
+          continue;
         }
-        if (ch.endsWith('\n')) line++;
-        word += ch;
+        if (ch === NEWLINE) line++;
         i++;
       }
-      if (i >= text.length) throw new RenderError(`Corefile line ${start}: unterminated quoted string`);
+      if (i >= n) throw new RenderError(`Corefile line ${start}: unterminated quoted string`);
+      word += text.slice(from, i);
       i++;
       tokens.push({ text: word, line: start, quoted: true });
     } else {
-      let word = '';
-      while (i < text.length && !/\s/.test(text[i] as string) && text[i] !== '#') word += text[i++];
-      tokens.push({ text: word, line, quoted: false });
+      const from = i;
+      while (i < n && text.charCodeAt(i) !== HASH && !isSpace(text.charCodeAt(i))) i++;
+      tokens.push({ text: text.slice(from, i), line, quoted: false });
     }
   }
   return tokens;
@@ -195,24 +215,28 @@ function checkTemplate(d: Directive): void {
 /** CoreDNS's hosts setup refuses a ttl outside this range. */
 const HOSTS_MAX_TTL = 65535;
 
+const HOSTS_OPTIONS = new Set(['fallthrough', 'reload', 'no_reverse', 'no_inline']);
+
+/** Runs once per node record: indexes rather than destructuring, which copies every line. */
 function checkHosts(d: Directive): void {
   let fallthrough = false;
   for (const line of d.block ?? []) {
-    const [first, ...rest] = line as [Token, ...Token[]];
+    const first = line[0] as Token;
     if (first.text === 'ttl') {
-      const ttl = rest[0]?.text ?? '';
-      if (rest.length !== 1 || !/^[0-9]+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > HOSTS_MAX_TTL) {
+      const ttl = line[1]?.text ?? '';
+      if (line.length !== 2 || !/^[0-9]+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > HOSTS_MAX_TTL) {
         throw new RenderError(`Corefile line ${first.line}: hosts ttl "${ttl}" must be a whole number from 1 to ${HOSTS_MAX_TTL}`);
       }
       continue;
     }
     if (first.text === 'fallthrough') fallthrough = true;
-    if (['fallthrough', 'reload', 'no_reverse', 'no_inline'].includes(first.text)) continue;
+    if (HOSTS_OPTIONS.has(first.text)) continue;
     // CoreDNS takes an entry after `fallthrough` for an unknown option and fails setup.
     if (fallthrough) throw new RenderError(`Corefile line ${first.line}: hosts entry "${first.text}" comes after fallthrough; CoreDNS accepts entries only before it`);
     if (canonicalIp(first.text) === null) throw new RenderError(`Corefile line ${first.line}: hosts entry "${first.text}" is not an IP address`);
-    if (rest.length === 0) throw new RenderError(`Corefile line ${first.line}: hosts entry for ${first.text} has no name`);
-    for (const name of rest) {
+    if (line.length === 1) throw new RenderError(`Corefile line ${first.line}: hosts entry for ${first.text} has no name`);
+    for (let k = 1; k < line.length; k++) {
+      const name = line[k] as Token;
       if (name.quoted || !NAME.test(name.text)) throw new RenderError(`Corefile line ${name.line}: hosts entry name "${name.text}" is not a DNS name`);
     }
   }

@@ -1,7 +1,7 @@
 import { ConfigError, ValidationError } from './errors.js';
 import { sortUniqueIps } from './ip.js';
 import { LB_NAMES, LIMITS, type ClusterSpec, type Endpoint, type LbName, type Platform, type Resolution } from './model.js';
-import { platformOf, platformStatusKey, type Infrastructure } from './sources/infra-lbs.js';
+import { platformOf, platformStatusKey, type Infrastructure, type PlatformStatusKey } from './sources/infra-lbs.js';
 
 /** The three lists under `cloudLoadBalancerConfig.clusterHosted`, by the LB each describes. */
 export const STATUS_LISTS = {
@@ -53,6 +53,33 @@ function currentList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
+export interface PublishTarget {
+  readonly platform: Platform;
+  /** `aws` or `gcp`: the block of `status.platformStatus` that holds `cloudLoadBalancerConfig`. */
+  readonly key: PlatformStatusKey;
+}
+
+/**
+ * Where the lists go, or why they cannot: a platform lbdns does not publish for, or a
+ * cluster already set to `PlatformDefault`, which is immutable. Known from the object alone,
+ * so the command refuses at start instead of after waiting for LB data.
+ */
+export function publishTarget(infra: Infrastructure): PublishTarget {
+  const rawType = infra.status?.platformStatus?.type;
+  const platform = platformOf(infra);
+  if (platform === undefined) {
+    throw new ConfigError(`infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(rawType ?? null)} is not one lbdns publishes LB IPs for (AWS, GCP, Azure)`);
+  }
+  const key = platformStatusKey(platform);
+  const dnsType = infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig?.dnsType;
+  if (dnsType !== undefined && dnsType !== 'ClusterHosted') {
+    throw new ConfigError(
+      `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType is ${JSON.stringify(dnsType)}: the cluster uses the cloud's DNS and the field is immutable, so lbdns will not publish LB IPs. Clusters that need ClusterHosted DNS must be installed that way`,
+    );
+  }
+  return { platform, key };
+}
+
 /**
  * What to write so the status says `lists` for the `owned` LBs, following the API's rules:
  * `dnsType` is immutable once set, so the first write carries `ClusterHosted` with the
@@ -62,20 +89,8 @@ function currentList(value: unknown): string[] {
  * not knowing an IP is not the LB having none.
  */
 export function planStatusPatch(infra: Infrastructure, lists: LbIpLists, owned: readonly LbName[]): StatusPlan {
-  const rawType = infra.status?.platformStatus?.type;
-  const platform = platformOf(infra);
-  if (platform === undefined) {
-    throw new ConfigError(`infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(rawType ?? null)} is not one lbdns publishes LB IPs for (AWS, GCP, Azure)`);
-  }
-  const key = platformStatusKey(platform);
-  const config = infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig ?? undefined;
-  const dnsType = config?.dnsType;
-  if (dnsType !== undefined && dnsType !== 'ClusterHosted') {
-    throw new ConfigError(
-      `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType is ${JSON.stringify(dnsType)}: the cluster uses the cloud's DNS and the field is immutable, so lbdns will not publish LB IPs. Clusters that need ClusterHosted DNS must be installed that way`,
-    );
-  }
-  const current = (config?.clusterHosted ?? {}) as Record<string, unknown>;
+  const { platform, key } = publishTarget(infra);
+  const current = (infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig?.clusterHosted ?? {}) as Record<string, unknown>;
   const skipped = owned.filter((lb) => lists[lb].length === 0);
   const changed = owned.filter((lb) => lists[lb].length > 0 && !sameSet(currentList(current[STATUS_LISTS[lb]]), lists[lb]));
   if (changed.length === 0) return { platform, patch: null, changed, skipped };

@@ -61,9 +61,12 @@ export function sortUniqueIps(ips: Iterable<string>): string[] {
   return [...new Set(ips)].sort(compareIps);
 }
 
+/** Sorted and de-duplicated, by family; runs once per node record on every render. */
 export function splitFamilies(ips: Iterable<string>): { v4: string[]; v6: string[] } {
-  const sorted = sortUniqueIps(ips);
-  return { v4: sorted.filter((ip) => isIPv4(ip)), v6: sorted.filter((ip) => !isIPv4(ip)) };
+  const v4: string[] = [];
+  const v6: string[] = [];
+  for (const ip of sortUniqueIps(ips)) (isIPv4(ip) ? v4 : v6).push(ip);
+  return { v4, v6 };
 }
 
 /** Loopback, link-local and unspecified addresses: never usable as an upstream resolver. */

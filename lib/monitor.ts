@@ -49,6 +49,12 @@ export interface MonitorOptions {
   readonly sink: (state: DesiredState) => Promise<void>;
   /** Names that must have addresses for a state to be complete; default: the role's (requiredNames). */
   readonly required?: (spec: ClusterSpec) => string[];
+  /**
+   * A check each new state must pass, run before the record set is built so its error (a
+   * typed one, naming what is wrong) is the one reported: update-infra-status names the
+   * status list over the 16-IP limit rather than the DNS name.
+   */
+  readonly check?: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void;
 }
 
 /** Names a role cannot work without: api-int everywhere, the ingress wildcard on control planes. */
@@ -70,6 +76,8 @@ export class Monitor {
   private stopped = false;
   private delivered = false;
   private latest: DesiredState | undefined;
+  /** Why the last computation failed; cleared by the next one that succeeds. */
+  private failure: unknown;
   private readonly waiters = new Set<() => void>();
 
   private local: ClusterSpec;
@@ -106,18 +114,20 @@ export class Monitor {
 
   /**
    * Resolves with the first complete state; rejects naming what is missing after `timeoutMs`,
-   * or at once when a source not yet read was denied access: waiting will not grant an RBAC rule.
+   * or at once when a source not yet read was denied access (waiting will not grant an RBAC
+   * rule) or when the data cannot make a state (over a limit): a one-shot reports that
+   * reason, not a timeout.
    */
   async whenComplete(timeoutMs: number): Promise<DesiredState> {
     const done = () => (this.latest?.complete && this.synced() ? this.latest : undefined);
     const first = done();
     if (first) return first;
-    const firstDenied = this.accessDenied();
+    const firstDenied = this.accessDenied() ?? this.failure;
     if (firstDenied) throw firstDenied;
     return new Promise<DesiredState>((resolve, reject) => {
       const check = () => {
         const state = done();
-        const denied = state ? undefined : this.accessDenied();
+        const denied = state ? undefined : (this.accessDenied() ?? this.failure);
         if (!state && !denied) return;
         clearTimeout(timer);
         this.waiters.delete(check);
@@ -178,7 +188,14 @@ export class Monitor {
 
   private run(): void {
     this.running = this.compute()
-      .catch((err: unknown) => this.opts.log.error('recomputing the desired state failed; keeping the current Corefile', { error: (err as Error).message }))
+      .then(() => {
+        this.failure = undefined;
+      })
+      .catch((err: unknown) => {
+        this.failure = err;
+        this.opts.log.error('recomputing the desired state failed; keeping what was last written', { error: (err as Error).message });
+        this.notifyWaiters();
+      })
       .finally(() => {
         this.running = undefined;
         if (this.dirty && !this.stopped) {
@@ -199,6 +216,7 @@ export class Monitor {
     await resolutions.settled();
     if (this.stopped) return;
     const snapshot = resolutions.snapshot();
+    this.opts.check?.(spec, snapshot);
     const { recordSet, empty } = buildRecordSet(spec, snapshot);
     const complete = this.required(spec).every((n) => !empty.includes(n));
     this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [] };

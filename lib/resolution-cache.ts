@@ -105,6 +105,7 @@ export class ResolutionCache {
   private readonly entries = new Map<string, Entry>();
   /** Outlives its entry, so a name dropped and re-added mid-query waits for that query instead of sending a second one. */
   private readonly inFlight = new Map<string, Promise<Outcome>>();
+  private readonly stopping = new AbortController();
   private stopped = false;
 
   constructor(opts: ResolutionCacheOptions) {
@@ -169,11 +170,12 @@ export class ResolutionCache {
   }
 
   /**
-   * Clears every timer and forgets every hostname, without calling `onChange`. A query already
-   * sent finishes within the resolver's own timeout and its answer is dropped.
+   * Clears every timer and forgets every hostname, without calling `onChange`. Queries in
+   * flight are cancelled, so nothing of the cache keeps the process alive afterwards.
    */
   stop(): void {
     this.stopped = true;
+    this.stopping.abort();
     for (const entry of [...this.entries.values()]) this.forget(entry);
   }
 
@@ -204,7 +206,7 @@ export class ResolutionCache {
 
   private async query(hostname: string): Promise<Outcome> {
     try {
-      return { resolution: await this.resolver.resolve(hostname) };
+      return { resolution: await this.resolver.resolve(hostname, this.stopping.signal) };
     } catch (err) {
       if (err instanceof ResolveError) return { error: err };
       const message = err instanceof Error ? err.message : String(err);

@@ -85,13 +85,23 @@ export class HostResolver {
     this.onRetry = opts.onRetry;
   }
 
-  /** A and AAAA in parallel; fails as a whole when either family fails, so no address is silently lost. */
-  async resolve(hostname: string): Promise<Resolution> {
+  /**
+   * A and AAAA in parallel; fails as a whole when either family fails, so no address is silently lost.
+   * Aborting `signal` cancels the queries in flight and any pending retry: a stopping monitor
+   * must not wait out a DNS timeout (with retries, about ten seconds) before it can exit.
+   */
+  async resolve(hostname: string, signal?: AbortSignal): Promise<Resolution> {
+    signal?.throwIfAborted();
     // tries: 1 because retries (with backoff and per-reason accounting) are ours.
     const resolver = new Resolver({ timeout: this.timeoutMs, tries: 1 });
     if (this.servers) resolver.setServers(this.servers);
     const asked = resolver.getServers().join(', ') || 'the system resolvers';
     const stop = new AbortController();
+    const cancel = () => {
+      stop.abort();
+      resolver.cancel();
+    };
+    signal?.addEventListener('abort', cancel, { once: true });
     try {
       const [v4, v6] = await Promise.all([
         this.resolveFamily(resolver, hostname, 'A', asked, stop.signal),
@@ -102,8 +112,8 @@ export class HostResolver {
       }
       return { hostname, v4: sortUniqueIps(v4.ips), v6: sortUniqueIps(v6.ips), ttlSeconds: Math.min(...v4.ttls, ...v6.ttls) };
     } finally {
-      stop.abort();
-      resolver.cancel();
+      signal?.removeEventListener('abort', cancel);
+      cancel();
     }
   }
 

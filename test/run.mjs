@@ -11,7 +11,7 @@ const limitMs = Number(process.env.LBDNS_TEST_TIMEOUT_MS ?? 15 * 60 * 1000);
 const child = spawn(
   process.execPath,
   ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern],
-  { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
+  { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NO_COLOR: '1' } },
 );
 let out = '';
 let lingerTimer;

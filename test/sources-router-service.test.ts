@@ -86,12 +86,11 @@ test('hostnames carrying Corefile syntax are skipped with a warning naming the f
   messages().forEach((m, i) => assert.ok(m.startsWith(`${OBJECT} status.loadBalancer.ingress[${i}].hostname`), m));
 });
 
-test('more than 16 entries are capped at 16 with a warning', () => {
+test('more than 16 entries are all kept: the limit is an error where the list is used, not a silent cut', () => {
   const { warn, messages } = collector();
   const c = routerServiceContribution(service(Array.from({ length: 17 }, (_, i) => ({ ip: `203.0.113.${i + 1}` }))), warn);
-  assert.is(c.lbs?.ingress?.length, 16);
-  assert.is(messages().length, 1);
-  assert.match(messages()[0] ?? '', /status\.loadBalancer\.ingress: 17 distinct entries exceed the limit of 16.*203\.0\.113\.17/);
+  assert.is(c.lbs?.ingress?.length, 17);
+  assert.equal(messages(), []);
 });
 
 test('an absent Service gives an empty ingress list: it was deleted', () => {

@@ -8,10 +8,11 @@ import { loadRawConfig, specFromRaw } from '../local-inputs.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { LB_NAMES, type ClusterSpec, type LbName } from '../model.js';
-import { Monitor, type DesiredState } from '../monitor.js';
+import { Monitor, type DesiredState, type MonitorOptions } from '../monitor.js';
 import { ResolutionCache } from '../resolution-cache.js';
 import { HostResolver } from '../resolve.js';
 import { defaultLbConfigRef } from '../sources/lb-config.js';
+import { specFromConfig } from '../spec.js';
 import { validateDnsName } from '../validate.js';
 import type { CommandInputs } from './io.js';
 
@@ -44,8 +45,17 @@ export interface ClusterContext {
   readonly lbConfig: ObjectRef | undefined;
 }
 
+export interface PrepareOptions {
+  /**
+   * Whether the command serves DNS and so forwards to upstream resolvers. One that does not
+   * (update-infra-status) must not fail on a resolv.conf with only a loopback resolver,
+   * which is usual where it runs (a laptop with systemd-resolved).
+   */
+  readonly upstreams?: boolean;
+}
+
 /** Local inputs plus what the cluster says about itself (domain, platform), read once. */
-export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger): Promise<ClusterContext> {
+export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger, opts: PrepareOptions = {}): Promise<ClusterContext> {
   const raw = await loadRawConfig(inputs);
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
@@ -55,7 +65,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   if (domain === undefined) {
     throw new ValidationError('--domain', undefined, 'is required: the cluster has no dnses.config.openshift.io/cluster spec.baseDomain nor an Infrastructure apiServerInternalURI to take it from', 'pass --domain');
   }
-  const spec = await specFromRaw({ ...raw, domain }, log);
+  const spec = opts.upstreams === false ? specFromConfig({ ...raw, domain }, []) : await specFromRaw({ ...raw, domain }, log);
   const lbs = new Set(LB_NAMES.filter((lb) => spec.lbs[lb].length > 0));
   const lbConfig = explicitLbConfig ?? (identity.platform ? defaultLbConfigRef(identity.platform) : undefined);
   if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: identity.platform ?? 'unknown' });
@@ -66,6 +76,8 @@ export interface PipelineOptions {
   readonly purpose: SourcePurpose;
   /** Names that must have addresses before the first state reaches the sink; default: the role's. */
   readonly required?: (spec: ClusterSpec) => string[];
+  /** See MonitorOptions.check. */
+  readonly check?: MonitorOptions['check'];
   readonly log: Logger;
   readonly metrics?: Metrics;
   readonly dnsServers: readonly string[] | undefined;
@@ -112,7 +124,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
       monitor?.sourceFailed();
     },
   });
-  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, ...(opts.required ? { required: opts.required } : {}) });
+  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;
 }

@@ -1,9 +1,9 @@
 import { ConfigError, EXIT, ValidationError } from '../errors.js';
 import { startHealthServer } from '../health-server.js';
-import { lbIpLists } from '../infra-status.js';
+import { lbIpLists, publishTarget } from '../infra-status.js';
 import { publishLbIps } from '../infra-status-writer.js';
 import { createMetrics } from '../metrics.js';
-import { LB_NAMES, type ClusterSpec, type LbName } from '../model.js';
+import { LB_NAMES, type ClusterSpec, type LbName, type Resolution } from '../model.js';
 import type { DesiredState } from '../monitor.js';
 import { lbRecordName } from '../record-set.js';
 import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
@@ -19,6 +19,8 @@ export interface UpdateInfraStatusOptions extends CommandInputs {
   readonly metricsAddr: string;
   readonly signal?: AbortSignal;
   readonly onListening?: (address: string) => void;
+  /** See PipelineOptions.minRefreshSeconds; not a flag, since a real resolver's TTLs are what to follow. */
+  readonly minRefreshSeconds?: number;
 }
 
 export function parseFields(value: string): LbName[] {
@@ -36,13 +38,15 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
   const owned = parseFields(opts.fields);
   const stopped = opts.watch ? untilStopped(opts.signal) : undefined;
   // The lists describe all three LBs whatever role a shared config file names.
-  const ctx = await prepareCluster({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log);
+  const ctx = await prepareCluster({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log, { upstreams: false });
   if (ctx.identity.infrastructure === undefined) throw new ConfigError('infrastructures.config.openshift.io/cluster does not exist: is this an OpenShift cluster?');
+  publishTarget(ctx.identity.infrastructure);
   const required = (spec: ClusterSpec) => owned.map((lb) => lbRecordName(lb, spec.domain));
+  const check = (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions);
   const publish = (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions), { owned, dryRun: opts.dryRun, log, stdout: opts.io.stdout });
 
   if (!opts.watch) {
-    const monitor = await startPipeline(ctx, { purpose: 'infra-status', required, log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
+    const monitor = await startPipeline(ctx, { purpose: 'infra-status', required, check, log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
     try {
       const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs));
       if (!patched && plan.patch === null) log.info('Infrastructure status already up to date; nothing sent', { platform: plan.platform });
@@ -61,7 +65,7 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
       log.error('publishing the LB IPs failed; will try again on the next change', { error: (err as Error).message });
     }
   };
-  const monitor = await startPipeline(ctx, { purpose: 'infra-status', required, log, metrics, dnsServers: ctx.raw.dnsServers, sink });
+  const monitor = await startPipeline(ctx, { purpose: 'infra-status', required, check, log, metrics, dnsServers: ctx.raw.dnsServers, minRefreshSeconds: opts.minRefreshSeconds, sink });
   const health = await startHealthServer(opts.metricsAddr, metrics, () => monitor.ready);
   opts.onListening?.(health.address);
   log.info('watching', { fields: owned, health: health.address });

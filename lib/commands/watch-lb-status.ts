@@ -64,7 +64,7 @@ export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<
     metrics.ready.set(1);
   };
 
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, dnsServers: ctx.raw.dnsServers, sink });
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, dnsServers: ctx.raw.dnsServers, minRefreshSeconds: opts.minRefreshSeconds, sink });
   const health = await startHealthServer(opts.metricsAddr, metrics, () => monitor.ready);
   opts.onListening?.(health.address);
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });

@@ -27,7 +27,7 @@ export function kubeErrorFrom(err: unknown, what: string): KubeError {
   const status = statusOf(err);
   const message = serverMessage(err);
   if (status === 401) return new KubeAccessError(`${what}: unauthorized (${message}); the kubeconfig's credentials are missing or expired`, status, { cause: err });
-  if (status === 403) return new KubeAccessError(`${what}: forbidden (${message}); grant it with the RBAC in manifests/rbac.yaml`, status, { cause: err });
+  if (status === 403) return new KubeAccessError(`${what}: forbidden (${message}); grant it with the RBAC in manifests/ (rbac.yaml for the static pods, rbac-update-infra-status.yaml for update-infra-status)`, status, { cause: err });
   return new KubeError(`${what}: ${status === undefined ? '' : `HTTP ${status}: `}${message}`, status, { cause: err });
 }
 

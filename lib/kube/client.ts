@@ -2,11 +2,11 @@ import { access, readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError } from '../errors.js';
 
-export type KubeModule = typeof import('@kubernetes/client-node');
+export type KubeModule = typeof import('./api.js');
 
 /** Loaded on first use only: the client is the heaviest module, and local renders never need it. */
 export async function kubeModule(): Promise<KubeModule> {
-  return import('@kubernetes/client-node');
+  return import('./api.js');
 }
 
 export interface KubeconfigSource {

@@ -4,6 +4,12 @@ import type { Logger } from '../log.js';
 import { kubeErrorFrom } from './api-error.js';
 import { kubeModule } from './client.js';
 
+/** One page of a list: what `list` is asked for when the collection is listed in pages. */
+export interface ListPage {
+  readonly limit?: number;
+  readonly _continue?: string;
+}
+
 export interface WatchOptions<T extends KubernetesObject> {
   readonly kc: KubeConfig;
   /** For logs and metrics, e.g. `service openshift-ingress/router-default`. */
@@ -11,7 +17,21 @@ export interface WatchOptions<T extends KubernetesObject> {
   /** What is being read, for error messages: `list services in openshift-ingress`. */
   readonly what: string;
   readonly path: string;
-  readonly list: () => Promise<KubernetesListObject<T>>;
+  readonly list: (page: ListPage) => Promise<KubernetesListObject<T>>;
+  /**
+   * List in pages of this many objects (default: one request). A large collection in one
+   * response is held at once as text, as parsed JSON and as client-node's typed copy.
+   */
+  readonly pageSize?: number;
+  /**
+   * Keeps only what the source reads of each object, before anything is cached: the cache
+   * holds the whole collection for the life of the process, and a Node as the API sends it is
+   * mostly the kubelet's image list. Must keep `metadata.name`, `metadata.namespace` and
+   * `metadata.resourceVersion`, which the cache is keyed and resumed by. An update that
+   * leaves the projection as it was, but for the resourceVersion, is not reported: otherwise
+   * every heartbeat of every Node would recompute the whole Corefile.
+   */
+  readonly project?: (obj: T) => T;
   readonly fieldSelector?: string;
   readonly log: Logger;
   /** Called with the cached objects after every change, and once after the first successful list. */
@@ -40,7 +60,41 @@ export interface WatchedCollection<T> {
  */
 export async function watchCollection<T extends KubernetesObject>(opts: WatchOptions<T>): Promise<WatchedCollection<T>> {
   const k8s = await kubeModule();
-  const informer = new k8s.ListWatch<T>(opts.path, new k8s.Watch(opts.kc), opts.list, false, undefined, opts.fieldSelector);
+  const { project, pageSize } = opts;
+  /** Set while the cache takes in an update that changed nothing the source reads. */
+  let unchanged = false;
+  class ProjectingWatch extends k8s.Watch {
+    override watch(...[path, query, callback, done]: Parameters<InstanceType<typeof k8s.Watch>['watch']>): Promise<AbortController> {
+      return super.watch(
+        path,
+        query,
+        (phase, obj, watchObj) => {
+          if (project === undefined || (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED')) return callback(phase, obj, watchObj);
+          const kept = project(obj as T);
+          const before = phase === 'MODIFIED' ? informer.get(kept.metadata?.name ?? '', kept.metadata?.namespace) : undefined;
+          // The cache calls its update handlers synchronously, inside this callback.
+          unchanged = before !== undefined && sameApartFromVersion(before, kept);
+          try {
+            return callback(phase, kept, watchObj);
+          } finally {
+            unchanged = false;
+          }
+        },
+        done,
+      );
+    }
+  }
+  const listAll = async (): Promise<KubernetesListObject<T>> => {
+    const keep = project ?? ((obj: T) => obj);
+    let page = await opts.list(pageSize === undefined ? {} : { limit: pageSize });
+    const items = page.items.map(keep);
+    for (let next = continueOf(page); pageSize !== undefined && next !== undefined; next = continueOf(page)) {
+      page = await opts.list({ limit: pageSize, _continue: next });
+      for (const item of page.items) items.push(keep(item));
+    }
+    return { ...page, items };
+  };
+  const informer = new k8s.ListWatch<T>(opts.path, new ProjectingWatch(opts.kc), listAll, false, undefined, opts.fieldSelector);
   const minBackoff = opts.minBackoffMs ?? 500;
   const maxBackoff = opts.maxBackoffMs ?? 30_000;
   let backoff = minBackoff;
@@ -76,7 +130,9 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     }
   };
 
-  for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, () => synced && notify());
+  informer.on('add', () => synced && notify());
+  informer.on('update', () => synced && !unchanged && notify());
+  informer.on('delete', () => synced && notify());
   informer.on('error', (err: unknown) => {
     if (stopped) return;
     const error = kubeErrorFrom(err, opts.what);
@@ -101,4 +157,16 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       await informer.stop();
     },
   };
+}
+
+/** Typed lists (client-node's deserializer) carry the token as `_continue`, plain JSON ones as `continue`. */
+function continueOf(list: KubernetesListObject<KubernetesObject>): string | undefined {
+  const meta = list.metadata as { _continue?: unknown; continue?: unknown } | undefined;
+  const token = meta?._continue ?? meta?.continue;
+  return typeof token === 'string' && token !== '' ? token : undefined;
+}
+
+function sameApartFromVersion(a: KubernetesObject, b: KubernetesObject): boolean {
+  const canonical = (o: KubernetesObject) => JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return canonical(a) === canonical(b);
 }

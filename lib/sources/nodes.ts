@@ -21,6 +21,22 @@ function internalIpsOf(node: V1Node, object: string, warn: Warn): string[] {
   return distinctCapped(found, (ip) => ip, where, warn);
 }
 
+/**
+ * What `nodesContribution` reads of a Node, and nothing else: the monitor keeps every Node of
+ * the cluster for as long as it runs. Malformed values are kept as they came, so they are
+ * still reported; addresses are rebuilt as plain `{type, address}` so an object from a list
+ * (client-node's typed copy) and the same object from a watch event compare equal.
+ */
+export function nodeProjection(node: V1Node): V1Node {
+  if (typeof node !== 'object' || node === null) return node;
+  const { name, namespace, resourceVersion } = node.metadata ?? {};
+  const addresses: unknown = node.status?.addresses;
+  const kept = Array.isArray(addresses)
+    ? addresses.map((a: unknown) => (typeof a === 'object' && a !== null ? { type: (a as { type?: unknown }).type, address: (a as { address?: unknown }).address } : a))
+    : addresses;
+  return { metadata: { name, namespace, resourceVersion }, status: { addresses: kept } } as V1Node;
+}
+
 /** Node name → its InternalIPs (both families), sorted by name; a node with none is skipped. */
 export function nodesContribution(nodes: readonly V1Node[], warn: Warn): SourceContribution {
   const byName = new Map<string, NodeEntry>();

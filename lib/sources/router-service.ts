@@ -1,7 +1,7 @@
 import type { V1LoadBalancerIngress, V1Service } from '@kubernetes/client-node';
 import type { SourceContribution } from '../cluster-data.js';
 import type { Endpoint } from '../model.js';
-import { describeObject, distinctCapped, elementsOf, endpointFromApi, endpointKey, ipFromApi, warnIgnored, type Warn } from './untrusted.js';
+import { describeObject, distinct, elementsOf, endpointFromApi, endpointKey, ipFromApi, warnIgnored, type Warn } from './untrusted.js';
 
 const present = (value: unknown): boolean => value !== undefined && value !== null && value !== '';
 
@@ -30,7 +30,9 @@ function endpointOfEntry(entry: unknown, where: string, warn: Warn): Endpoint | 
 /**
  * The ingress LB from the router Service's `status.loadBalancer.ingress[]`: IPs as they are,
  * hostnames (AWS) to be resolved later. No Service means it was deleted, an explicit change
- * to "no ingress LB", so the list is empty rather than absent.
+ * to "no ingress LB", so the list is empty rather than absent. More than 16 entries are
+ * kept: the limit is enforced where the list is used, as an error naming the name or the
+ * status list, never as a silent cut of the primary LB.
  */
 export function routerServiceContribution(service: V1Service | undefined, warn: Warn): SourceContribution {
   if (service === undefined) return { lbs: { ingress: [] } };
@@ -39,5 +41,5 @@ export function routerServiceContribution(service: V1Service | undefined, warn: 
     const endpoint = endpointOfEntry(item, at, warn);
     return endpoint === undefined ? [] : [{ item: endpoint, where: at }];
   });
-  return { lbs: { ingress: distinctCapped(found, endpointKey, where, warn) } };
+  return { lbs: { ingress: distinct(found, endpointKey, warn) } };
 }

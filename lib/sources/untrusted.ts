@@ -77,11 +77,8 @@ export function elementsOf(values: unknown, where: string, warn: Warn): Located<
   return values.map((item: unknown, i) => ({ item, where: `${where}[${i}]` }));
 }
 
-/**
- * Keeps the first of each key and at most LIMITS.maxIpsPerName items: what CoreDNS answers
- * and what the Infrastructure status can hold. Repeats and the overflow are warned about.
- */
-export function distinctCapped<T>(found: readonly Located<T>[], keyOf: (item: T) => string, where: string, warn: Warn): T[] {
+/** Keeps the first of each key, warning about each repeat. */
+export function distinct<T>(found: readonly Located<T>[], keyOf: (item: T) => string, warn: Warn): T[] {
   const seen = new Set<string>();
   const kept: T[] = [];
   for (const { item, where: at } of found) {
@@ -93,6 +90,15 @@ export function distinctCapped<T>(found: readonly Located<T>[], keyOf: (item: T)
     seen.add(key);
     kept.push(item);
   }
+  return kept;
+}
+
+/**
+ * Keeps the first of each key and at most LIMITS.maxIpsPerName items: what CoreDNS answers
+ * and what the Infrastructure status can hold. Repeats and the overflow are warned about.
+ */
+export function distinctCapped<T>(found: readonly Located<T>[], keyOf: (item: T) => string, where: string, warn: Warn): T[] {
+  const kept = distinct(found, keyOf, warn);
   if (kept.length > LIMITS.maxIpsPerName) {
     const total = kept.length;
     const dropped = kept.splice(LIMITS.maxIpsPerName).map(keyOf);

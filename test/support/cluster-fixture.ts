@@ -125,14 +125,14 @@ export interface RunningMonitor {
   stop(): Promise<number>;
 }
 
-export interface MonitorOptions {
+export interface StartMonitorOptions {
+  /** Merged over `--out` (the fixture's) and `--upstream 10.0.0.2`. */
   readonly flags?: RawConfig;
   readonly minRefreshSeconds?: number;
-  readonly waitTimeoutMs?: number;
 }
 
 /** Runs `watch-lb-status` in-process against the fixture, as the monitor container would. */
-export async function startMonitor(cluster: ClusterFixture, opts: MonitorOptions = {}): Promise<RunningMonitor> {
+export async function startMonitor(cluster: ClusterFixture, opts: StartMonitorOptions = {}): Promise<RunningMonitor> {
   const stderr = captured();
   const stdout = captured();
   const abort = new AbortController();
@@ -142,7 +142,7 @@ export async function startMonitor(cluster: ClusterFixture, opts: MonitorOptions
   });
   const exited = watchLbStatusCommand({
     flags: { out: cluster.out, upstreams: [UPSTREAM], ...opts.flags },
-    cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: opts.waitTimeoutMs ?? 5000 },
+    cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: 5000 },
     metricsAddr: '127.0.0.1:0',
     io: { stdout: stdout.stream, stderr: stderr.stream },
     signal: abort.signal,

@@ -335,6 +335,8 @@ export interface PolicyRule {
   readonly resources?: readonly string[];
   readonly resourceNames?: readonly string[];
   readonly nonResourceURLs?: readonly string[];
+  /** Set for a Role's rule: a RoleBinding grants it only for requests in its own namespace. */
+  readonly namespace?: string;
 }
 
 /** RBAC's RuleAllows over a set of rules: true when any rule grants the request. */
@@ -342,6 +344,7 @@ export function rulesAllow(rules: readonly PolicyRule[], attrs: RequestAttribute
   return rules.some((rule) => {
     const verbOk = rule.verbs.includes('*') || rule.verbs.includes(attrs.verb);
     if (!verbOk) return false;
+    if (rule.namespace !== undefined && (!attrs.resourceRequest || attrs.namespace !== rule.namespace)) return false;
     if (!attrs.resourceRequest) {
       return (rule.nonResourceURLs ?? []).some(
         (u) => u === '*' || u === attrs.path || (u.endsWith('*') && attrs.path.startsWith(u.slice(0, -1))),

@@ -1,0 +1,40 @@
+import { Command, Option } from 'clipanion';
+import { checkDnsCommand } from '../lib/commands/check-dns.js';
+import { ClusterCommand } from './options.js';
+
+export class CheckDnsCommand extends ClusterCommand {
+  static override paths = [['check-dns']];
+  static override usage = Command.Usage({
+    description: "Check that the admin's DNS servers answer api, api-int and *.apps with the load balancers' IPs",
+    details:
+      'Asks each server for A and AAAA of api.<domain>, api-int.<domain> and a random name under apps.<domain>, follows CNAMEs, and compares with the LB IPs from the same inputs as render-corefile (LB host names resolved through --dns-server or the system). Verdicts: ok, missing (NXDOMAIN/NODATA), wrong IP (none expected), partial (some lacking or extra), unreachable (timeout, refused, SERVFAIL). Exits 3 when any row is not ok, unless --warn-only.',
+    examples: [
+      ['Check the system resolvers against the example cluster', 'lbdns check-dns --example'],
+      ['Check two DNS servers before installing', 'lbdns check-dns --config cluster.yaml --server 192.0.2.53 --server 192.0.2.54'],
+      ['Warn only, as JSON', 'lbdns check-dns ~/.kube/config --warn-only --output json'],
+    ],
+  });
+
+  server = Option.Array('--server', { description: "The admin's DNS server IP[:PORT] to ask (repeatable; a row per server); default: the system resolvers" });
+  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps (default all)' });
+  warnOnly = Option.Boolean('--warn-only', false, { description: 'Print the same report but exit 0 on mismatches' });
+  output = Option.String('--output', 'table', { description: 'table or json' });
+  timeout = Option.String('--timeout', '2s', { description: 'Per query try (2 tries), e.g. 2s or 500ms' });
+  appsHost = Option.String('--apps-host', { description: 'Ask HOST.apps.<domain> instead of a random name under apps (e.g. console-openshift-console)' });
+
+  override async execute(): Promise<number> {
+    return checkDnsCommand({
+      configFile: this.config,
+      example: this.example,
+      flags: this.flagConfig(),
+      servers: this.server,
+      names: this.names,
+      warnOnly: this.warnOnly,
+      output: this.output,
+      timeout: this.timeout,
+      appsHost: this.appsHost,
+      cluster: this.clusterMode() ? this.clusterFlags() : undefined,
+      io: this.context,
+    });
+  }
+}

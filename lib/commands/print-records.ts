@@ -1,0 +1,50 @@
+import { adminNames } from '../admin-records.js';
+import { EXIT, MissingDataError, ValidationError } from '../errors.js';
+import { formatJson, formatNsupdate, formatZone, planRecords, RECORD_FORMATS, type RecordFormat } from '../records-format.js';
+import { parseDnsServer } from '../resolve.js';
+import type { ClusterFlags } from './cluster.js';
+import { loggerFor, type CommandInputs } from './io.js';
+import { gatherOnce } from './one-shot.js';
+
+export interface PrintRecordsOptions extends CommandInputs {
+  readonly format: string;
+  readonly cname: boolean;
+  /** `server` line for the nsupdate format: IP, IP:PORT or [IPv6]:PORT. */
+  readonly nsupdateServer?: string | undefined;
+  readonly cluster?: ClusterFlags | undefined;
+}
+
+function parseFormat(value: string): RecordFormat {
+  if (!(RECORD_FORMATS as readonly string[]).includes(value)) {
+    throw new ValidationError('--format', value, 'is not a record format', `use one of ${RECORD_FORMATS.join(', ')}`);
+  }
+  return value as RecordFormat;
+}
+
+function parseNsupdateServer(value: string | undefined, format: RecordFormat): string | undefined {
+  if (value === undefined) return undefined;
+  if (format !== 'nsupdate') throw new ValidationError('--nsupdate-server', value, `has no effect with --format ${format}`, 'use it with --format nsupdate');
+  try {
+    return parseDnsServer(value);
+  } catch {
+    throw new ValidationError('--nsupdate-server', value, 'is not a DNS server address', 'use IP, IP:PORT or [IPv6]:PORT, e.g. 192.0.2.53 or 192.0.2.53:53');
+  }
+}
+
+/** Prints the api, api-int and *.apps records the admin's own DNS needs, from the same sources as every command. */
+export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<number> {
+  const format = parseFormat(opts.format);
+  const server = parseNsupdateServer(opts.nsupdateServer, format);
+  const log = loggerFor(opts.io);
+  // The admin's DNS serves every client, so all three LBs count whatever role a shared config names.
+  const state = await gatherOnce({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log);
+  const groups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname });
+  const left = groups.filter((g) => g.records.length === 0);
+  if (left.length === groups.length) {
+    throw new MissingDataError(`no load balancer has an address or a host name to point at: ${left.map((g) => `${g.name} (${g.note ?? ''})`).join('; ')}`);
+  }
+  for (const g of left) log.warn('name left out of the records', { name: g.name, reason: g.note });
+  const text = format === 'zone' ? formatZone(state.spec.domain, groups) : format === 'nsupdate' ? formatNsupdate(state.spec.domain, groups, { server }) : formatJson(groups);
+  opts.io.stdout.write(text);
+  return EXIT.ok;
+}

@@ -1,0 +1,145 @@
+import { isIPv4 } from 'node:net';
+import { LB_DESCRIPTIONS, noAddressReason, type AdminName } from './admin-records.js';
+import type { LbName } from './model.js';
+
+export const RECORD_FORMATS = ['zone', 'nsupdate', 'json'] as const;
+export type RecordFormat = (typeof RECORD_FORMATS)[number];
+
+export type AdminRecordType = 'A' | 'AAAA' | 'CNAME';
+
+/** One resource record for the admin's DNS; `name` and a CNAME `value` are absolute, without the trailing dot. */
+export interface AdminRecord {
+  readonly name: string;
+  readonly type: AdminRecordType;
+  readonly ttl: number;
+  readonly value: string;
+  readonly lb: LbName;
+  /** Why the records of this name are what they are (CNAME or not), when that is worth saying. */
+  readonly note?: string;
+}
+
+/** The records of one name, or none and why. */
+export interface RecordGroup {
+  readonly lb: LbName;
+  readonly name: string;
+  readonly records: readonly AdminRecord[];
+  readonly note: string | undefined;
+}
+
+export interface PlanOptions {
+  readonly ttl: number;
+  /** Point a name at its LB's host name instead of the host name's current addresses, where that is possible. */
+  readonly cname: boolean;
+}
+
+function describe(n: AdminName): string {
+  return n.endpoints.map((e) => (e.kind === 'ip' ? e.ip : e.hostname)).join(', ');
+}
+
+/**
+ * A CNAME is possible only for an LB that is exactly one host name: a CNAME must be the only
+ * record at its name (RFC 1034 §3.6.2) and cannot point at two targets, so an LB with IP
+ * endpoints beside a host name, or with several host names, gets the current addresses of all.
+ */
+function noteFor(n: AdminName, cname: boolean): { cnameTo?: string; note?: string } {
+  const hostnames = n.endpoints.filter((e) => e.kind === 'hostname');
+  const only = n.endpoints.length === 1 && hostnames.length === 1 ? hostnames[0] : undefined;
+  if (cname && only?.kind === 'hostname') {
+    return { cnameTo: only.hostname, note: `CNAME to the load balancer's host name rather than its current addresses, which the cloud may change` };
+  }
+  if (hostnames.length === 0) return cname ? { note: 'A/AAAA: the load balancer has no host name to point a CNAME at' } : {};
+  const refresh = 'these are its current addresses, which the cloud may change: run print-records again when the load balancer changes';
+  if (!cname) return { note: `${refresh}, or use --cname` };
+  return {
+    note: `A/AAAA, not a CNAME: the load balancer has ${n.endpoints.length} endpoints (${describe(n)}) and a CNAME must be the only record at its name and name one target; ${refresh}`,
+  };
+}
+
+/** The records for each name, in the order given; a name with neither an address nor a CNAME target gets none. */
+export function planRecords(names: readonly AdminName[], opts: PlanOptions): RecordGroup[] {
+  return names.map((n) => {
+    const { cnameTo, note } = noteFor(n, opts.cname);
+    const record = (type: AdminRecordType, value: string): AdminRecord => ({ name: n.name, type, ttl: opts.ttl, value, lb: n.lb, ...(note === undefined ? {} : { note }) });
+    if (cnameTo !== undefined) return { lb: n.lb, name: n.name, records: [record('CNAME', cnameTo)], note };
+    const records = [...n.v4, ...n.v6].map((ip) => record(isIPv4(ip) ? 'A' : 'AAAA', ip));
+    if (records.length === 0) return { lb: n.lb, name: n.name, records, note: `not included: no address known, because ${noAddressReason(n)}` };
+    return { lb: n.lb, name: n.name, records, note };
+  });
+}
+
+const fqdn = (name: string): string => `${name}.`;
+const rdata = (r: AdminRecord): string => (r.type === 'CNAME' ? fqdn(r.value) : r.value);
+
+function parentOf(domain: string): string | undefined {
+  const labels = domain.split('.');
+  return labels.length > 2 ? labels.slice(1).join('.') : undefined;
+}
+
+function groupComment(g: RecordGroup): string[] {
+  const label = g.name.startsWith('*.') ? '*.apps' : g.name.split('.')[0];
+  return [`; ${label}: ${LB_DESCRIPTIONS[g.lb]}${g.note === undefined ? '' : ` - ${g.note}`}`];
+}
+
+/**
+ * RFC 1035 master-file lines. Owner names are absolute and every record carries its TTL, so
+ * the lines need no $ORIGIN or $TTL: pasted into any zone file that holds the domain they
+ * leave the origin and default TTL of the lines after them unchanged.
+ */
+export function formatZone(domain: string, groups: readonly RecordGroup[]): string {
+  const parent = parentOf(domain);
+  const records = groups.flatMap((g) => g.records);
+  const width = Math.max(0, ...records.map((r) => fqdn(r.name).length));
+  const typeWidth = Math.max(0, ...records.map((r) => r.type.length));
+  const lines = [
+    `; DNS records for the cluster ${domain}, from lbdns print-records.`,
+    `; Add them to the zone that holds ${domain} (that zone itself${parent ? `, or a parent such as ${parent}` : ''}).`,
+    '; Names are absolute and each record carries its TTL: no $ORIGIN or $TTL is needed, and pasting',
+    '; them changes nothing else in the zone file. Remove older records of these names first.',
+  ];
+  for (const g of groups) {
+    lines.push(...groupComment(g));
+    for (const r of g.records) lines.push(`${fqdn(r.name).padEnd(width)} ${String(r.ttl).padStart(5)} IN ${r.type.padEnd(typeWidth)} ${rdata(r)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export interface NsupdateOptions {
+  /** `server` line in the form parseDnsServer returns (`IP:PORT` or `[IPv6]:PORT`); absent: the admin adds one, or nsupdate asks the zone's SOA. */
+  readonly server?: string | undefined;
+}
+
+function serverLine(server: string): string {
+  const m = /^\[?(.+?)\]?:(\d+)$/.exec(server);
+  return m ? `server ${m[1]} ${m[2]}` : `server ${server}`;
+}
+
+/**
+ * An nsupdate script that replaces the A, AAAA and CNAME records of each name in one update
+ * message, so the names are never briefly without records and a switch between A and CNAME
+ * works in either direction. It has no blank line: nsupdate sends at the first one.
+ */
+export function formatNsupdate(domain: string, groups: readonly RecordGroup[], opts: NsupdateOptions = {}): string {
+  const lines = [
+    `; nsupdate script for the cluster ${domain}, from lbdns print-records.`,
+    '; Run it with your key, e.g.: nsupdate -k /etc/bind/update.key THIS_FILE',
+    opts.server === undefined
+      ? '; No server line: nsupdate sends to the primary named in the zone\'s SOA. Add "server HOST [PORT]" (and "zone ZONE") at the top to choose.'
+      : '; Sent to the server below; add "zone ZONE" after it if nsupdate cannot find the zone by itself.',
+    '; One update message: the old A, AAAA and CNAME records of each name are replaced atomically.',
+    '; Keep it free of blank lines: nsupdate sends the message at the first one.',
+  ];
+  if (opts.server !== undefined) lines.push(serverLine(opts.server));
+  for (const g of groups) {
+    lines.push(...groupComment(g));
+    if (g.records.length === 0) continue;
+    for (const type of ['A', 'AAAA', 'CNAME'] as const) lines.push(`update delete ${fqdn(g.name)} ${type}`);
+    for (const r of g.records) lines.push(`update add ${fqdn(r.name)} ${r.ttl} ${r.type} ${rdata(r)}`);
+  }
+  lines.push('send');
+  return `${lines.join('\n')}\n`;
+}
+
+/** `[{name, type, ttl, value, lb, note?}]`, one entry per record. */
+export function formatJson(groups: readonly RecordGroup[]): string {
+  return `${JSON.stringify(groups.flatMap((g) => g.records), null, 2)}\n`;
+}

@@ -1,0 +1,114 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { access, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { APPS, API_INT_IP, API_IP, dnsRecord, DOMAIN, INGRESS_IP, readAnswers, startCluster, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
+import type { PolicyRule } from './support/kube-api-server.js';
+import { runLbdns } from './support/run-cli.js';
+
+async function withCluster(seed: Parameters<typeof startCluster>[0], body: (c: ClusterFixture) => Promise<void>): Promise<void> {
+  const cluster = await startCluster(seed);
+  try {
+    await body(cluster);
+  } finally {
+    await cluster.close();
+  }
+}
+
+/** Runs `body` with the variables lbdns finds a kubeconfig through removed, restoring them afterwards. */
+async function withoutKubeEnv<T>(body: () => Promise<T>): Promise<T> {
+  const names = ['KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT'] as const;
+  const saved = names.map((name) => [name, process.env[name]] as const);
+  for (const name of names) delete process.env[name];
+  try {
+    return await body();
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+test('render-corefile KUBECONFIG --out writes the Corefile the cluster describes', async () => {
+  await withCluster({}, async (c) => {
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
+    assert.is(r.code, 0, r.stderr);
+    assert.is(r.stdout, '');
+    const answers = await readAnswers(c.out);
+    assert.equal(answers?.names.get(`api.${DOMAIN}`), [`A ${API_IP}`]);
+    assert.equal(answers?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
+    assert.equal(answers?.names.get(APPS), [`A ${INGRESS_IP}`]);
+    assert.equal(answers?.nodes.get('master-0'), ['10.0.0.5']);
+    assert.equal(answers?.upstreams, [UPSTREAM]);
+  });
+});
+
+test('--cluster with neither KUBECONFIG nor a pod service account exits 2 saying how to give a kubeconfig', async () => {
+  await withCluster({}, async (c) => {
+    const r = await withoutKubeEnv(() => runLbdns(['render-corefile', '--cluster', '--out', c.out, '--upstream', UPSTREAM]));
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, 'no kubeconfig: pass its path (as the argument or --kubeconfig), set KUBECONFIG, or run in a pod with a service account');
+    assert.not.ok(await exists(c.out));
+    assert.is(c.server.requests.length, 0, 'no request went anywhere, least of all to a default server');
+  });
+});
+
+test('a kubeconfig file that is not a kubeconfig exits 2 naming the file', async () => {
+  await withCluster({}, async (c) => {
+    const broken = join(c.dir, 'broken-kubeconfig');
+    await writeFile(broken, 'apiVersion: v1\nclusters: [ {name: test, cluster: {server: \n');
+    const r = await runLbdns(['render-corefile', '--kubeconfig', broken, '--out', c.out, '--upstream', UPSTREAM]);
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, `lbdns: error: kubeconfig ${broken}: not a usable kubeconfig`);
+    assert.not.ok(await exists(c.out));
+  });
+});
+
+const ALL_BUT_SERVICES: PolicyRule[] = [
+  { verbs: ['get', 'list', 'watch'], apiGroups: ['config.openshift.io'], resources: ['infrastructures', 'dnses'] },
+  { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['configmaps', 'nodes'] },
+  { verbs: ['get', 'list', 'watch'], apiGroups: ['ingress.operator.openshift.io'], resources: ['dnsrecords'] },
+];
+
+test('render-corefile without the right to list services exits 2 at once, naming the resource', async () => {
+  await withCluster({ server: { rules: ALL_BUT_SERVICES } }, async (c) => {
+    const start = Date.now();
+    const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '30s']);
+    const elapsed = Date.now() - start;
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, /lbdns: error: list services in openshift-ingress: forbidden \(.*cannot list resource "services"/);
+    assert.ok(elapsed < 3000, `failed after ${elapsed} ms rather than at once`);
+    assert.not.ok(await exists(c.out));
+  });
+});
+
+test('render-corefile with the router Service missing exits 1 after --wait-timeout naming the missing name, writing nothing', async () => {
+  await withCluster({ ingress: null }, async (c) => {
+    const start = Date.now();
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '2s']);
+    const elapsed = Date.now() - start;
+    assert.is(r.code, 1, r.stderr);
+    assert.match(r.stderr, `lbdns: error: after 2s still missing: ${APPS} has no address`);
+    assert.ok(elapsed >= 2000 && elapsed < 4000, `gave up after ${elapsed} ms`);
+    assert.not.ok(await exists(c.out));
+  });
+});
+
+test('display --kubeconfig lists Unmanaged DNSRecords as unmanaged and serves only the Managed ones', async () => {
+  await withCluster({}, async (c) => {
+    c.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
+    c.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${DOMAIN}.`, targets: ['10.0.3.40'] }));
+    const r = await runLbdns(['display', '--kubeconfig', c.kubeconfig, '--upstream', UPSTREAM]);
+    assert.is(r.code, 0, r.stderr);
+    const view = JSON.parse(r.stdout) as { unmanaged: unknown[]; recordSet: { names: { name: string; v4: string[] }[] } };
+    assert.equal(view.unmanaged, [{ name: `*.apps2.${DOMAIN}`, source: 'dnsrecord/openshift-ingress-operator/apps2' }]);
+    const names = view.recordSet.names.map((n) => n.name);
+    assert.not.ok(names.includes(`*.apps2.${DOMAIN}`));
+    assert.equal(view.recordSet.names.find((n) => n.name === `*.apps3.${DOMAIN}`)?.v4, ['10.0.3.40']);
+  });
+});
+
+test.run();

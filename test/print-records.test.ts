@@ -1,0 +1,352 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { API_INT_IP, API_IP, DOMAIN as CLUSTER_DOMAIN, INGRESS_IP, LB_CONFIG, startCluster, UPSTREAM } from './support/cluster-fixture.js';
+import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
+import { logLines, runLbdns, type CliResult } from './support/run-cli.js';
+
+const DOMAIN = 'c1.example.com';
+const BASE = ['--domain', DOMAIN, '--upstream', '10.0.0.2'];
+const IP_LBS = ['--api-lb', '10.0.0.10', '--api-lb', '10.0.0.11', '--api-lb', 'fd00::10', '--api-int-lb', '10.0.0.20', '--ingress-lb', '10.0.1.30', '--ingress-lb', 'fd00::30'];
+const API_HOST = 'api-1234.elb.us-east-1.amazonaws.com';
+const INGRESS_HOST = 'router-5678.elb.us-east-1.amazonaws.com';
+
+let root: string;
+let lbDns: DnsTestServer;
+
+test.before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'lbdns-print-records-'));
+  lbDns = await startDnsServer();
+  lbDns.set(API_HOST, { A: ['198.51.100.1', '198.51.100.2'], AAAA: ['2001:db8::1'] });
+  lbDns.set(INGRESS_HOST, { A: ['198.51.100.30'] });
+});
+
+test.after(async () => {
+  await lbDns.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+const HOSTNAME_LBS = () => ['--dns-server', lbDns.address, '--api-lb', API_HOST, '--api-int-lb', '10.0.0.20', '--ingress-lb', INGRESS_HOST];
+
+async function printRecords(args: readonly string[]): Promise<string> {
+  const r = await runLbdns(['print-records', ...BASE, ...args]);
+  assert.is(r.code, 0, r.stderr);
+  return r.stdout;
+}
+
+interface ToolResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const TOOL_PACKAGES: Record<string, string> = { 'named-checkzone': 'bind9-utils', nsupdate: 'bind9-dnsutils' };
+
+/** Runs a Debian tool; a missing one fails the test, never skips it. */
+function runTool(cmd: string, args: readonly string[]): Promise<ToolResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'ENOENT' ? new Error(`${cmd} is not installed: run "make test-deps" (as root; installs ${TOOL_PACKAGES[cmd] ?? 'it'}), which "make test" does`) : err);
+    });
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+let fileNo = 0;
+async function tempFile(text: string): Promise<string> {
+  const path = join(root, `file-${++fileNo}`);
+  await writeFile(path, text);
+  return path;
+}
+
+/** The printed lines wrapped, as an admin's zone file would hold them, with an SOA and an NS. */
+async function checkZone(origin: string, records: string): Promise<ToolResult> {
+  const zone = [`$ORIGIN ${origin}.`, '$TTL 3600', '@ IN SOA ns1 hostmaster 1 3600 600 86400 60', '@ IN NS ns1', 'ns1 IN A 192.0.2.53', records].join('\n');
+  return runTool('named-checkzone', [origin, await tempFile(zone)]);
+}
+
+/** Record lines only, whitespace collapsed: "NAME TTL IN TYPE RDATA". */
+function recordLines(zone: string): string[] {
+  return zone
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith(';'))
+    .map((l) => l.trim().split(/\s+/).join(' '));
+}
+
+function comments(text: string): string[] {
+  return text.split('\n').filter((l) => l.startsWith(';'));
+}
+
+/** nsupdate parses the script and prints the update message it would send: `send` becomes `show`, so nothing leaves the machine. */
+async function nsupdateParse(script: string): Promise<ToolResult & { update: string[] }> {
+  const lines = script.trimEnd().split('\n');
+  assert.is(lines.at(-1), 'send');
+  const r = await runTool('nsupdate', [await tempFile(`${lines.slice(0, -1).join('\n')}\nshow\n`)]);
+  const section = r.stdout.split(';; UPDATE SECTION:\n')[1] ?? '';
+  const update = section
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.trim().split(/\s+/).join(' '));
+  return { ...r, update };
+}
+
+test('zone output loads in named-checkzone as the cluster domain\'s own zone', async () => {
+  const out = await printRecords(HOSTNAME_LBS());
+  const r = await checkZone(DOMAIN, out);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /loaded serial 1\nOK/);
+});
+
+test('zone output loads in named-checkzone inside a parent zone too: names are absolute', async () => {
+  const out = await printRecords(IP_LBS);
+  const r = await checkZone('example.com', out);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+});
+
+test('named-checkzone rejects the output with a broken line added, so the check can fail', async () => {
+  const out = await printRecords(IP_LBS);
+  const r = await checkZone(DOMAIN, `${out}api.${DOMAIN}. 60 IN A 10.0.0.300\n`);
+  assert.is.not(r.code, 0);
+  assert.match(r.stdout + r.stderr, /bad dotted quad/);
+});
+
+test('zone output needs no $ORIGIN or $TTL: every line has an absolute name and its own TTL', async () => {
+  const out = await printRecords(IP_LBS);
+  assert.not.match(out, /^\$/m);
+  for (const line of recordLines(out)) assert.match(line, /^\S+\.c1\.example\.com\. 60 IN (A|AAAA) \S+$/);
+});
+
+test('zone output has api, api-int and *.apps, one A per IPv4 and one AAAA per IPv6', async () => {
+  const out = await printRecords(IP_LBS);
+  assert.equal(recordLines(out), [
+    'api.c1.example.com. 60 IN A 10.0.0.10',
+    'api.c1.example.com. 60 IN A 10.0.0.11',
+    'api.c1.example.com. 60 IN AAAA fd00::10',
+    'api-int.c1.example.com. 60 IN A 10.0.0.20',
+    '*.apps.c1.example.com. 60 IN A 10.0.1.30',
+    '*.apps.c1.example.com. 60 IN AAAA fd00::30',
+  ]);
+});
+
+test('node names are not printed: the cluster serves them to itself', async () => {
+  const out = await printRecords([...IP_LBS, '--node', 'master-0=10.0.0.5']);
+  assert.not.match(out, /master-0/);
+});
+
+test('--ttl sets the TTL of every record', async () => {
+  const out = await printRecords([...IP_LBS, '--ttl', '300']);
+  const lines = recordLines(out);
+  assert.ok(lines.length > 0);
+  for (const line of lines) assert.is(line.split(' ')[1], '300');
+});
+
+test('a role from a config file does not shrink the records: all three names are printed', async () => {
+  const config = await tempFile('role: bootstrap\n');
+  const out = await printRecords([...IP_LBS, '--config', config]);
+  assert.equal([...new Set(recordLines(out).map((l) => l.split(' ')[0]))], ['api.c1.example.com.', 'api-int.c1.example.com.', '*.apps.c1.example.com.']);
+});
+
+test('16 IPs per name give 16 records per name, and the zone still loads', async () => {
+  const ips = Array.from({ length: 16 }, (_, i) => `10.0.2.${i + 1}`);
+  const v6 = Array.from({ length: 16 }, (_, i) => `fd00::${(i + 1).toString(16)}`);
+  const args = [...ips.flatMap((ip) => ['--api-lb', ip]), ...v6.flatMap((ip) => ['--api-int-lb', ip]), ...ips.flatMap((ip) => ['--ingress-lb', ip])];
+  const out = await printRecords(args);
+  const lines = recordLines(out);
+  assert.is(lines.filter((l) => l.startsWith('api.c1.example.com. 60 IN A ')).length, 16);
+  assert.is(lines.filter((l) => l.startsWith('api-int.c1.example.com. 60 IN AAAA ')).length, 16);
+  assert.is(lines.filter((l) => l.startsWith('*.apps.c1.example.com. 60 IN A ')).length, 16);
+  const r = await checkZone(DOMAIN, out);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+});
+
+test('a host name LB without --cname gets its current addresses, with a comment to run again or use --cname', async () => {
+  const out = await printRecords(HOSTNAME_LBS());
+  assert.equal(recordLines(out).filter((l) => l.startsWith('api.')), [
+    'api.c1.example.com. 60 IN A 198.51.100.1',
+    'api.c1.example.com. 60 IN A 198.51.100.2',
+    'api.c1.example.com. 60 IN AAAA 2001:db8::1',
+  ]);
+  assert.ok(comments(out).some((c) => c.startsWith('; api: ') && /current addresses, which the cloud may change.*--cname/.test(c)), out);
+});
+
+test('--cname points a host name LB at its host name, says why, and the zone still loads', async () => {
+  const out = await printRecords([...HOSTNAME_LBS(), '--cname']);
+  const lines = recordLines(out);
+  assert.equal(lines.filter((l) => l.startsWith('api.')), [`api.c1.example.com. 60 IN CNAME ${API_HOST}.`]);
+  assert.equal(lines.filter((l) => l.startsWith('*.apps.')), [`*.apps.c1.example.com. 60 IN CNAME ${INGRESS_HOST}.`]);
+  assert.ok(comments(out).some((c) => c.startsWith('; api: ') && /CNAME to the load balancer's host name rather than its current addresses/.test(c)), out);
+  const r = await checkZone(DOMAIN, out);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+});
+
+test('--cname keeps A records for an LB that is only IPs, and says it has no host name', async () => {
+  const out = await printRecords([...HOSTNAME_LBS(), '--cname']);
+  assert.equal(recordLines(out).filter((l) => l.startsWith('api-int.')), ['api-int.c1.example.com. 60 IN A 10.0.0.20']);
+  assert.ok(comments(out).some((c) => c.startsWith('; api-int: ') && /no host name to point a CNAME at/.test(c)), out);
+});
+
+test('--cname with an LB that has IPs beside a host name gives A/AAAA for all, no CNAME, and explains why', async () => {
+  const out = await printRecords(['--dns-server', lbDns.address, '--api-lb', API_HOST, '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--ingress-lb', '10.0.1.30', '--cname']);
+  const api = recordLines(out).filter((l) => l.startsWith('api.'));
+  assert.equal(api, [
+    'api.c1.example.com. 60 IN A 10.0.0.10',
+    'api.c1.example.com. 60 IN A 198.51.100.1',
+    'api.c1.example.com. 60 IN A 198.51.100.2',
+    'api.c1.example.com. 60 IN AAAA 2001:db8::1',
+  ]);
+  assert.ok(comments(out).some((c) => c.startsWith('; api: ') && /not a CNAME: the load balancer has 2 endpoints .*must be the only record at its name/.test(c)), out);
+  const r = await checkZone(DOMAIN, out);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+});
+
+test('--cname with an LB of two host names gives A/AAAA for both, no CNAME', async () => {
+  const out = await printRecords(['--dns-server', lbDns.address, '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--ingress-lb', INGRESS_HOST, '--ingress-lb', API_HOST, '--cname']);
+  const apps = recordLines(out).filter((l) => l.startsWith('*.apps.'));
+  assert.equal(apps.map((l) => l.split(' ')[3]), ['A', 'A', 'A', 'AAAA']);
+});
+
+test('nsupdate output is a script nsupdate parses into one update replacing each name\'s A, AAAA and CNAME', async () => {
+  const script = await printRecords([...IP_LBS, '--format', 'nsupdate']);
+  const r = await nsupdateParse(script);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+  const del = (name: string) => ['A', 'AAAA', 'CNAME'].map((t) => `${name} 0 ANY ${t}`);
+  assert.equal(r.update, [
+    ...del('api.c1.example.com.'),
+    'api.c1.example.com. 60 IN A 10.0.0.10',
+    'api.c1.example.com. 60 IN A 10.0.0.11',
+    'api.c1.example.com. 60 IN AAAA fd00::10',
+    ...del('api-int.c1.example.com.'),
+    'api-int.c1.example.com. 60 IN A 10.0.0.20',
+    ...del('*.apps.c1.example.com.'),
+    '*.apps.c1.example.com. 60 IN A 10.0.1.30',
+    '*.apps.c1.example.com. 60 IN AAAA fd00::30',
+  ]);
+});
+
+test('nsupdate rejects the script with a broken line added, so the check can fail', async () => {
+  const script = await printRecords([...IP_LBS, '--format', 'nsupdate']);
+  const r = await nsupdateParse(script.replace('\nsend\n', `\nupdate add api.${DOMAIN}. 60 A 10.0.0.300\nsend\n`));
+  assert.is.not(r.code, 0);
+  assert.match(r.stderr, /bad dotted quad/);
+});
+
+test('nsupdate output has no blank line (nsupdate would send there), ends with send, and has no server line by default', async () => {
+  const script = await printRecords([...IP_LBS, '--format', 'nsupdate']);
+  const lines = script.trimEnd().split('\n');
+  assert.not.ok(lines.includes(''));
+  assert.is(lines.at(-1), 'send');
+  assert.not.ok(lines.some((l) => l.startsWith('server ')));
+  assert.is(script.split('\nsend').length, 2);
+});
+
+test('--nsupdate-server adds a server line nsupdate accepts, v4 and v6', async () => {
+  const v4 = await printRecords([...IP_LBS, '--format', 'nsupdate', '--nsupdate-server', '192.0.2.53']);
+  assert.ok(v4.split('\n').includes('server 192.0.2.53 53'));
+  const v6 = await printRecords([...IP_LBS, '--format', 'nsupdate', '--nsupdate-server', '[fd00::53]:5353']);
+  assert.ok(v6.split('\n').includes('server fd00::53 5353'));
+  for (const script of [v4, v6]) {
+    const r = await nsupdateParse(script);
+    assert.is(r.code, 0, r.stdout + r.stderr);
+  }
+});
+
+test('nsupdate output with --cname deletes the old A and AAAA and adds the CNAME in the same update', async () => {
+  const script = await printRecords([...HOSTNAME_LBS(), '--format', 'nsupdate', '--cname']);
+  assert.ok(comments(script).some((c) => c.startsWith('; api: ') && /CNAME to the load balancer's host name/.test(c)), script);
+  const r = await nsupdateParse(script);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+  assert.equal(
+    r.update.filter((l) => l.startsWith('api.')),
+    ['api.c1.example.com. 0 ANY A', 'api.c1.example.com. 0 ANY AAAA', 'api.c1.example.com. 0 ANY CNAME', `api.c1.example.com. 60 IN CNAME ${API_HOST}.`],
+  );
+});
+
+test('json output is one {name, type, ttl, value, lb} per record', async () => {
+  const out = await printRecords([...IP_LBS, '--format', 'json']);
+  const records = JSON.parse(out) as unknown[];
+  assert.equal(records, [
+    { name: 'api.c1.example.com', type: 'A', ttl: 60, value: '10.0.0.10', lb: 'api' },
+    { name: 'api.c1.example.com', type: 'A', ttl: 60, value: '10.0.0.11', lb: 'api' },
+    { name: 'api.c1.example.com', type: 'AAAA', ttl: 60, value: 'fd00::10', lb: 'api' },
+    { name: 'api-int.c1.example.com', type: 'A', ttl: 60, value: '10.0.0.20', lb: 'api-int' },
+    { name: '*.apps.c1.example.com', type: 'A', ttl: 60, value: '10.0.1.30', lb: 'ingress' },
+    { name: '*.apps.c1.example.com', type: 'AAAA', ttl: 60, value: 'fd00::30', lb: 'ingress' },
+  ]);
+});
+
+test('json output with --cname gives the CNAME with a note saying why', async () => {
+  const out = await printRecords([...HOSTNAME_LBS(), '--format', 'json', '--cname']);
+  const records = JSON.parse(out) as { name: string; type: string; value: string; note?: string }[];
+  const api = records.filter((r) => r.name === 'api.c1.example.com');
+  assert.is(api.length, 1);
+  assert.is(api[0]?.type, 'CNAME');
+  assert.is(api[0]?.value, API_HOST);
+  assert.match(api[0]?.note ?? '', /current addresses, which the cloud may change/);
+});
+
+async function failing(args: readonly string[]): Promise<CliResult> {
+  const r = await runLbdns(['print-records', ...BASE, ...IP_LBS, ...args]);
+  assert.is.not(r.code, 0);
+  return r;
+}
+
+test('an unknown --format is refused with exit 2, naming the formats', async () => {
+  const r = await failing(['--format', 'bind']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /--format: "bind" is not a record format; use one of zone, nsupdate, json/);
+  assert.is(r.stdout, '');
+});
+
+test('--nsupdate-server with another format is refused with exit 2', async () => {
+  const r = await failing(['--nsupdate-server', '192.0.2.53']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /--nsupdate-server: "192\.0\.2\.53" has no effect with --format zone/);
+});
+
+test('an LB host name that does not resolve fails the command rather than printing a partial set', async () => {
+  const r = await runLbdns(['print-records', ...BASE, '--dns-server', lbDns.address, '--api-lb', 'gone.elb.example.net', '--api-int-lb', '10.0.0.20', '--ingress-lb', '10.0.1.30']);
+  assert.is(r.code, 1);
+  assert.is(r.stdout, '');
+  assert.match(r.stderr, /cannot resolve gone\.elb\.example\.net: NXDOMAIN/);
+  assert.equal(logLines(r.stderr), []);
+});
+
+test('with a kubeconfig, the records come from the cluster', async () => {
+  const cluster = await startCluster();
+  try {
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal(recordLines(r.stdout), [
+      `api.${CLUSTER_DOMAIN}. 60 IN A ${API_IP}`,
+      `api-int.${CLUSTER_DOMAIN}. 60 IN A ${API_INT_IP}`,
+      `*.apps.${CLUSTER_DOMAIN}. 60 IN A ${INGRESS_IP}`,
+    ]);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a cluster without an external API LB: api is left out with a comment and a warning, the rest printed', async () => {
+  const cluster = await startCluster();
+  try {
+    cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal(recordLines(r.stdout).map((l) => l.split(' ')[0]), [`api-int.${CLUSTER_DOMAIN}.`, `*.apps.${CLUSTER_DOMAIN}.`]);
+    assert.ok(comments(r.stdout).includes('; api: external API load balancer - not included: no address known, because the cluster names no external API load balancer yet'), r.stdout);
+    const warning = logLines(r.stderr).find((l) => l.level === 'warn');
+    assert.equal([warning?.msg, warning?.name], ['name left out of the records', `api.${CLUSTER_DOMAIN}`]);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test.run();

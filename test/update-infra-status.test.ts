@@ -1,0 +1,531 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
+import type { RawConfig } from '../lib/config.js';
+import { captured, until } from './support/cluster-fixture.js';
+import { loadCrd, validateObject } from './support/crd-validate.js';
+import { CRD_DIR, crdValidators } from './support/crd-validators.js';
+import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
+import {
+  rulesAllow,
+  startKubeApiServer,
+  StatusError,
+  type KubeApiServer,
+  type KubeObject,
+  type KubeStatus,
+  type PolicyRule,
+  type RecordedRequest,
+} from './support/kube-api-server.js';
+import { atomsOf, loadManifests, rulesFor, serviceAccountSubjects, type GrantedRule } from './support/manifests.js';
+import { runLbdns, type CliResult } from './support/run-cli.js';
+
+const DOMAIN = 'c1.example.com';
+const API_IP = '10.0.0.10';
+const API_INT_IP = '10.0.0.20';
+const INGRESS_IP = '10.0.1.30';
+const LB_HOSTNAME = 'a1b2c3-router.elb.us-east-1.amazonaws.com';
+const INFRA = { resource: 'infrastructures', name: 'cluster' } as const;
+const ROUTER = { resource: 'services', namespace: 'openshift-ingress', name: 'router-default' } as const;
+const LB_CONFIG = { resource: 'configmaps', namespace: 'openshift-aws-infra', name: 'lbconfigfordns' } as const;
+const STATUS_PATH = '/apis/config.openshift.io/v1/infrastructures/cluster/status';
+const RBAC_MANIFEST = 'rbac-update-infra-status.yaml';
+
+interface Seed {
+  /** `status.platformStatus`; default `{ type: 'AWS' }` with no `aws` block, so nothing has defaulted dnsType yet. */
+  readonly platformStatus?: Record<string, unknown>;
+  /** Router Service `status.loadBalancer.ingress[]`. */
+  readonly ingress?: readonly unknown[];
+  readonly rules?: readonly PolicyRule[];
+  readonly user?: string;
+}
+
+interface Cluster {
+  readonly server: KubeApiServer;
+  readonly kubeconfig: string;
+  readonly dir: string;
+  close(): Promise<void>;
+}
+
+/**
+ * An installed OpenShift cluster before lbdns first publishes, in a test API server that
+ * validates, prunes and defaults writes with the real CRDs: the Infrastructure and DNS
+ * config, the installer's LB config ConfigMap and the router Service.
+ */
+async function startCluster(seed: Seed = {}): Promise<Cluster> {
+  const server = await startKubeApiServer({
+    validators: crdValidators(),
+    ...(seed.rules ? { rules: seed.rules } : {}),
+    ...(seed.user ? { user: seed.user } : {}),
+  });
+  const platformStatus = seed.platformStatus ?? { type: 'AWS' };
+  const platform = String(platformStatus.type);
+  server.create({
+    apiVersion: 'config.openshift.io/v1',
+    kind: 'Infrastructure',
+    metadata: { name: 'cluster' },
+    spec: { platformSpec: { type: platform } },
+    status: { platform, platformStatus, apiServerInternalURI: `https://api-int.${DOMAIN}:6443`, infrastructureName: 'c1-x7k2p' },
+  });
+  server.create({ apiVersion: 'config.openshift.io/v1', kind: 'DNS', metadata: { name: 'cluster' }, spec: { baseDomain: DOMAIN } });
+  server.create({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: LB_CONFIG.name, namespace: `openshift-${platform.toLowerCase()}-infra` },
+    data: { 'internal-api-lb-dns-name': API_INT_IP, 'external-api-lb-dns-name': API_IP },
+  });
+  server.create({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: ROUTER.name, namespace: ROUTER.namespace },
+    spec: { type: 'LoadBalancer' },
+    status: { loadBalancer: { ingress: seed.ingress ?? [{ ip: INGRESS_IP }] } },
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-infra-status-'));
+  const kubeconfig = await server.writeKubeconfig(dir);
+  return {
+    server,
+    kubeconfig,
+    dir,
+    close: async () => {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+type PlatformStatus = Record<string, { cloudLoadBalancerConfig?: unknown } | string>;
+
+function platformStatusOf(server: KubeApiServer): PlatformStatus {
+  const infra = server.get<KubeObject & { status: { platformStatus: PlatformStatus } }>(INFRA);
+  return infra?.status.platformStatus ?? {};
+}
+
+function lbConfigOf(server: KubeApiServer, key = 'aws'): unknown {
+  const block = platformStatusOf(server)[key];
+  return typeof block === 'object' ? block.cloudLoadBalancerConfig : undefined;
+}
+
+function clusterHostedOf(server: KubeApiServer): Record<string, string[]> | undefined {
+  return (lbConfigOf(server) as { clusterHosted?: Record<string, string[]> } | undefined)?.clusterHosted;
+}
+
+const patches = (server: KubeApiServer): RecordedRequest[] => server.requests.filter((r) => r.method === 'PATCH');
+
+/** A `status.platformStatus` already set to ClusterHosted, with these lists. */
+function clusterHosted(lists: Record<string, readonly string[]>): Record<string, unknown> {
+  return { type: 'AWS', aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: lists } } };
+}
+
+const ALL_LISTS = { apiLoadBalancerIPs: [API_IP], apiIntLoadBalancerIPs: [API_INT_IP], ingressLoadBalancerIPs: [INGRESS_IP] };
+
+function publish(cluster: Cluster, ...args: string[]): Promise<CliResult> {
+  return runLbdns(['update-infra-status', '--kubeconfig', cluster.kubeconfig, '--wait-timeout', '4s', ...args]);
+}
+
+interface Watching {
+  readonly exited: Promise<number>;
+  stderr(): string;
+  stop(): Promise<number>;
+}
+
+/** `update-infra-status --watch` in-process, stopped through its AbortSignal as SIGTERM would. */
+async function startWatch(cluster: Cluster, flags: RawConfig = {}): Promise<Watching> {
+  const stderr = captured();
+  const stdout = captured();
+  const abort = new AbortController();
+  let listening: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => {
+    listening = resolve;
+  });
+  const exited = updateInfraStatusCommand({
+    flags,
+    cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: 4000 },
+    fields: 'api,api-int,ingress',
+    dryRun: false,
+    watch: true,
+    metricsAddr: '127.0.0.1:0',
+    io: { stdout: stdout.stream, stderr: stderr.stream },
+    signal: abort.signal,
+    onListening: () => listening(),
+    minRefreshSeconds: 0.05,
+  });
+  await Promise.race([started, exited.then((code) => Promise.reject(new Error(`--watch exited with ${code} before listening:\n${stderr.text()}`)))]);
+  return {
+    exited,
+    stderr: stderr.text,
+    stop: async () => {
+      abort.abort();
+      return exited;
+    },
+  };
+}
+
+async function withDns(body: (dns: DnsTestServer) => Promise<void>): Promise<void> {
+  const dns = await startDnsServer();
+  try {
+    await body(dns);
+  } finally {
+    await dns.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// One-shot
+
+test('the first write sets dnsType ClusterHosted together with the three lists', async () => {
+  const cluster = await startCluster();
+  try {
+    const result = await publish(cluster);
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(lbConfigOf(cluster.server), { dnsType: 'ClusterHosted', clusterHosted: ALL_LISTS });
+    const sent = patches(cluster.server);
+    assert.is(sent.length, 1);
+    assert.is(sent[0]?.path, STATUS_PATH);
+    assert.is(sent[0]?.contentType, 'application/merge-patch+json');
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('the status write changes nothing outside the owned lists', async () => {
+  const cluster = await startCluster();
+  try {
+    const before = cluster.server.get<KubeObject & { spec: unknown; status: Record<string, unknown> }>(INFRA);
+    const result = await publish(cluster);
+    assert.is(result.code, 0, result.stderr);
+    const after = cluster.server.get<KubeObject & { spec: unknown; status: Record<string, unknown> }>(INFRA);
+    assert.equal(after?.spec, before?.spec);
+    assert.equal({ ...after?.status, platformStatus: undefined }, { ...before?.status, platformStatus: undefined });
+    assert.is((after?.status.platformStatus as { type?: string }).type, 'AWS');
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a status that already lists the same IPs, in any order, is not patched', async () => {
+  const cluster = await startCluster({
+    platformStatus: clusterHosted({ ...ALL_LISTS, ingressLoadBalancerIPs: ['fd00::30', INGRESS_IP] }),
+    ingress: [{ ip: INGRESS_IP }, { ip: 'fd00::30' }],
+  });
+  try {
+    const result = await publish(cluster);
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(patches(cluster.server), []);
+    assert.match(result.stderr, 'already up to date');
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a concurrent status write between read and patch gets a 409, and the retry keeps both changes', async () => {
+  const cluster = await startCluster();
+  const operatorIps = ['10.0.1.77'];
+  let operatorWrote = false;
+  cluster.server.beforeWrite(({ path }) => {
+    if (path !== STATUS_PATH || operatorWrote) return;
+    operatorWrote = true;
+    cluster.server.patchStatus(INFRA, { platformStatus: clusterHosted({ ingressLoadBalancerIPs: operatorIps }) });
+  });
+  try {
+    const result = await publish(cluster, '--fields', 'api,api-int');
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(patches(cluster.server).map((r) => r.status), [409, 200]);
+    assert.equal(clusterHostedOf(cluster.server), { apiLoadBalancerIPs: [API_IP], apiIntLoadBalancerIPs: [API_INT_IP], ingressLoadBalancerIPs: operatorIps });
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a cluster set to PlatformDefault is refused with an explanation and not patched', async () => {
+  // The installer's aws block: the API server defaults its cloudLoadBalancerConfig to PlatformDefault.
+  const cluster = await startCluster({ platformStatus: { type: 'AWS', aws: { region: 'us-east-1' } } });
+  try {
+    assert.equal(lbConfigOf(cluster.server), { dnsType: 'PlatformDefault' });
+    const result = await publish(cluster);
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, 'PlatformDefault');
+    assert.match(result.stderr, 'immutable');
+    assert.equal(patches(cluster.server), []);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('more than 16 IPs for one list exits 2 naming the list, and nothing is written', async () => {
+  await withDns(async (dns) => {
+    const ips = Array.from({ length: 17 }, (_, i) => `10.0.2.${i + 1}`);
+    dns.set(LB_HOSTNAME, { A: ips });
+    const cluster = await startCluster({ ingress: [{ hostname: LB_HOSTNAME }] });
+    try {
+      const result = await publish(cluster, '--dns-server', dns.address);
+      assert.is(result.code, 2, result.stderr);
+      assert.match(result.stderr, 'ingressLoadBalancerIPs');
+      assert.match(result.stderr, '16');
+      assert.equal(patches(cluster.server), []);
+      assert.is(lbConfigOf(cluster.server), undefined);
+    } finally {
+      await cluster.close();
+    }
+  });
+});
+
+test('a router Service with 17 ingress IPs exits 2 naming the list, and nothing is written', async () => {
+  const cluster = await startCluster({ ingress: Array.from({ length: 17 }, (_, i) => ({ ip: `10.0.3.${i + 1}` })) });
+  try {
+    const result = await publish(cluster);
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, 'ingressLoadBalancerIPs');
+    assert.equal(patches(cluster.server), []);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('beside the ingress operator, lbdns owning api and api-int never touches ingressLoadBalancerIPs', async () => {
+  const cluster = await startCluster();
+  try {
+    const first = await publish(cluster, '--fields', 'api,api-int');
+    assert.is(first.code, 0, first.stderr);
+    assert.equal(clusterHostedOf(cluster.server), { apiLoadBalancerIPs: [API_IP], apiIntLoadBalancerIPs: [API_INT_IP] });
+
+    // The operator publishes what it computes for the router, which need not be what lbdns sees.
+    const operatorIps = ['10.0.1.31', '10.0.1.32'];
+    cluster.server.patchStatus(INFRA, { platformStatus: clusterHosted({ ingressLoadBalancerIPs: operatorIps }) });
+    cluster.server.clearRequests();
+
+    const second = await publish(cluster, '--fields', 'api,api-int');
+    assert.is(second.code, 0, second.stderr);
+    assert.equal(patches(cluster.server), []);
+    assert.equal(clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs, operatorIps);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('--dry-run prints the merge patch and sends none', async () => {
+  const cluster = await startCluster();
+  try {
+    const rv = cluster.server.get(INFRA)?.metadata?.resourceVersion;
+    const result = await publish(cluster, '--dry-run');
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(JSON.parse(result.stdout), {
+      metadata: { resourceVersion: rv },
+      status: { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: ALL_LISTS } } } },
+    });
+    assert.equal(patches(cluster.server), []);
+    assert.is(lbConfigOf(cluster.server), undefined);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a platform lbdns does not publish for (BareMetal) exits 2 at once', async () => {
+  const cluster = await startCluster({ platformStatus: { type: 'BareMetal' } });
+  try {
+    const started = Date.now();
+    const result = await publish(cluster);
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, '"BareMetal"');
+    assert.ok(Date.now() - started < 2000, 'refused without waiting for LB data');
+    assert.equal(patches(cluster.server), []);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('Azure, whose CRD has no cloudLoadBalancerConfig, exits 2 saying the field was dropped', async () => {
+  const cluster = await startCluster({ platformStatus: { type: 'Azure' } });
+  try {
+    const result = await publish(cluster);
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, 'status.platformStatus.azure.cloudLoadBalancerConfig');
+    assert.match(result.stderr, 'Azure');
+    assert.is(lbConfigOf(cluster.server, 'azure'), undefined);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a 422 from the API server is shown field by field', async () => {
+  const cluster = await startCluster();
+  const crd = loadCrd(join(CRD_DIR, '0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml'));
+  const stored = cluster.server.get(INFRA);
+  // What the real schema answers a status write with a non-IP and a repeated IP: two causes.
+  const bad = structuredClone(stored) as KubeObject & { status: Record<string, unknown> };
+  bad.status.platformStatus = clusterHosted({ apiLoadBalancerIPs: ['api.example.com'], ingressLoadBalancerIPs: [INGRESS_IP, INGRESS_IP] });
+  const { causes } = validateObject(crd, 'v1', bad, stored, { subresource: 'status' });
+  assert.is(causes.length, 2, JSON.stringify(causes));
+  const status: KubeStatus = {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `Infrastructure.config.openshift.io "cluster" is invalid: [${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`,
+    reason: 'Invalid',
+    details: { name: 'cluster', group: 'config.openshift.io', kind: 'Infrastructure', causes },
+    code: 422,
+  };
+  cluster.server.beforeWrite(() => {
+    throw new StatusError(status);
+  });
+  try {
+    const result = await publish(cluster);
+    assert.is(result.code, 2, result.stderr);
+    for (const cause of causes) assert.match(result.stderr, `  ${cause.field}: ${cause.message}\n`);
+    assert.is(patches(cluster.server).length, 1, 'a refusal is not retried');
+  } finally {
+    await cluster.close();
+  }
+});
+
+test("an LB hostname in the router Service is published as the IPs it resolves to, v4 sorted before v6", async () => {
+  await withDns(async (dns) => {
+    dns.set(LB_HOSTNAME, { A: ['10.0.1.41', '10.0.1.5'], AAAA: ['fd00::41'] });
+    const cluster = await startCluster({ ingress: [{ hostname: LB_HOSTNAME }, { ip: 'fd00::7' }, { ip: '10.0.1.200' }] });
+    try {
+      const result = await publish(cluster, '--dns-server', dns.address);
+      assert.is(result.code, 0, result.stderr);
+      assert.equal(clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs, ['10.0.1.5', '10.0.1.41', '10.0.1.200', 'fd00::7', 'fd00::41']);
+    } finally {
+      await cluster.close();
+    }
+  });
+});
+
+test('LB flags win over the cluster', async () => {
+  const cluster = await startCluster();
+  try {
+    const result = await publish(cluster, '--api-lb', '192.0.2.10', '--api-lb', '2001:db8::10');
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(clusterHostedOf(cluster.server)?.apiLoadBalancerIPs, ['192.0.2.10', '2001:db8::10']);
+    assert.equal(clusterHostedOf(cluster.server)?.apiIntLoadBalancerIPs, [API_INT_IP]);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test("a node's loopback-only resolv.conf does not stop the publishing: upstreams are not used", async () => {
+  const cluster = await startCluster();
+  try {
+    const resolvConf = join(cluster.dir, 'resolv.conf');
+    await writeFile(resolvConf, 'nameserver 127.0.0.53\n');
+    const result = await publish(cluster, '--resolv-conf', resolvConf);
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(lbConfigOf(cluster.server), { dnsType: 'ClusterHosted', clusterHosted: ALL_LISTS });
+  } finally {
+    await cluster.close();
+  }
+});
+
+// ---------------------------------------------------------------------------------------
+// --watch
+
+test('--watch publishes a router Service status change, and exits 0 when stopped', async () => {
+  const cluster = await startCluster();
+  let watching: Watching | undefined;
+  try {
+    watching = await startWatch(cluster);
+    await until('the first publication', () => clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs?.[0] === INGRESS_IP);
+    cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }, { ip: INGRESS_IP }] } });
+    await until('the new ingress IP', () => clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs?.length === 2);
+    assert.equal(clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs, [INGRESS_IP, '10.0.1.99']);
+    assert.is(await watching.stop(), 0, watching.stderr());
+    await until('its watches closed', () => cluster.server.watchCount === 0);
+  } finally {
+    await watching?.stop();
+    await cluster.close();
+  }
+});
+
+test('SIGTERM ends --watch with exit 0', async () => {
+  const cluster = await startCluster();
+  let watching: Watching | undefined;
+  try {
+    watching = await startWatch(cluster);
+    await until('the first publication', () => clusterHostedOf(cluster.server) !== undefined);
+    process.emit('SIGTERM', 'SIGTERM');
+    assert.is(await watching.exited, 0, watching.stderr());
+    assert.match(watching.stderr(), '"why":"SIGTERM"');
+  } finally {
+    await watching?.stop();
+    await cluster.close();
+  }
+});
+
+test('--watch: while an LB hostname gets SERVFAIL its list keeps its last IPs, and other changes are still published', async () => {
+  await withDns(async (dns) => {
+    dns.set(LB_HOSTNAME, { A: ['10.0.1.41'], ttl: 1 });
+    const cluster = await startCluster({ ingress: [{ hostname: LB_HOSTNAME }] });
+    let watching: Watching | undefined;
+    try {
+      const w = await startWatch(cluster, { dnsServers: [dns.address] });
+      watching = w;
+      await until('the first publication', () => clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs?.[0] === '10.0.1.41');
+      dns.fail(LB_HOSTNAME, 'servfail');
+      await until('a failed refresh', () => w.stderr().includes('"reason":"SERVFAIL"'));
+      cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': '10.0.0.11' } });
+      await until('the new api IP', () => clusterHostedOf(cluster.server)?.apiLoadBalancerIPs?.[0] === '10.0.0.11');
+      assert.equal(clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs, ['10.0.1.41']);
+      assert.is(await w.stop(), 0, w.stderr());
+    } finally {
+      await watching?.stop();
+      await cluster.close();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// RBAC
+
+/** The identity manifests/rbac-update-infra-status.yaml creates, and every rule the manifests bind to it. */
+function updaterAccount(): { user: string; rules: GrantedRule[] } {
+  const manifests = loadManifests();
+  const accounts = manifests.filter((m) => m.file === RBAC_MANIFEST && m.object.kind === 'ServiceAccount');
+  assert.is(accounts.length, 1, `${RBAC_MANIFEST} defines one ServiceAccount`);
+  const { namespace = '', name = '' } = accounts[0]?.object.metadata ?? {};
+  return { user: `system:serviceaccount:${namespace}:${name}`, rules: rulesFor(manifests, serviceAccountSubjects(namespace, name)) };
+}
+
+test('the RBAC manifest allows every call update-infra-status makes, one-shot and --watch, and grants nothing more', async () => {
+  const account = updaterAccount();
+  const cluster = await startCluster({ rules: account.rules, user: account.user });
+  let watching: Watching | undefined;
+  try {
+    const once = await publish(cluster, '--fields', 'api,api-int');
+    assert.is(once.code, 0, once.stderr);
+    watching = await startWatch(cluster);
+    await until('the ingress list', () => clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs?.[0] === INGRESS_IP);
+    cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    await until('the new ingress IP', () => clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs?.[0] === '10.0.1.99');
+    assert.is(await watching.stop(), 0, watching.stderr());
+
+    const calls = cluster.server.requests.filter((r) => r.attributes.resourceRequest);
+    assert.equal(calls.filter((r) => r.status === 403).map((r) => `${r.verb} ${r.path}`), []);
+    const unused = account.rules.flatMap(atomsOf).filter((atom) => !calls.some((r) => rulesAllow([atom], r.attributes)));
+    assert.equal(unused.map((a) => `${a.verbs[0]} ${a.resources?.[0]}${a.namespace ? ` in ${a.namespace}` : ''} (${a.origin})`), [], 'granted but never used');
+  } finally {
+    await watching?.stop();
+    await cluster.close();
+  }
+});
+
+test('without patch on infrastructures/status the command exits 2 naming it, and nothing is written', async () => {
+  const account = updaterAccount();
+  const rules = account.rules.filter((rule) => !rule.resources?.includes('infrastructures/status'));
+  assert.is(rules.length, account.rules.length - 1);
+  const cluster = await startCluster({ rules, user: account.user });
+  try {
+    const result = await publish(cluster);
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, 'cannot patch resource "infrastructures/status"');
+    assert.match(result.stderr, 'rbac-update-infra-status.yaml');
+    assert.is(lbConfigOf(cluster.server), undefined);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test.run();

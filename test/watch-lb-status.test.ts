@@ -1,0 +1,318 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import {
+  answersOf,
+  APPS,
+  API_INT_IP,
+  API_IP,
+  dnsRecord,
+  DNSRECORD_NS,
+  DOMAIN,
+  fileId,
+  INGRESS_IP,
+  node,
+  readAnswers,
+  ROUTER,
+  sleep,
+  startCluster,
+  startMonitor,
+  until,
+  type ClusterFixture,
+  type CorefileAnswers,
+  type RunningMonitor,
+} from './support/cluster-fixture.js';
+import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROUTER_LB = 'router-0123.elb.us-east-1.example.net';
+
+/** Runs `body` with a seeded cluster and a running monitor, stopping both whatever happens. */
+async function withMonitor(
+  setup: { cluster?: Parameters<typeof startCluster>[0]; monitor?: Parameters<typeof startMonitor>[1] },
+  body: (c: ClusterFixture, m: RunningMonitor) => Promise<void>,
+): Promise<void> {
+  const cluster = await startCluster(setup.cluster);
+  let monitor: RunningMonitor | undefined;
+  try {
+    monitor = await startMonitor(cluster, setup.monitor);
+    await body(cluster, monitor);
+    assert.is(await monitor.stop(), 0);
+  } finally {
+    await monitor?.stop();
+    await cluster.close();
+  }
+}
+
+async function withDns(body: (dns: DnsTestServer) => Promise<void>): Promise<void> {
+  const dns = await startDnsServer();
+  try {
+    await body(dns);
+  } finally {
+    await dns.close();
+  }
+}
+
+const served = async (c: ClusterFixture, name: string, answer: string) => (await answersOf(c.out, name)).includes(answer);
+const firstRender = (c: ClusterFixture) => until('the first render', () => served(c, APPS, `A ${INGRESS_IP}`));
+
+/** Every name the seeded cluster serves still has its addresses. */
+function assertNothingBlanked(answers: CorefileAnswers | undefined, ingress: string): void {
+  assert.ok(answers, 'the Corefile is still on disk');
+  assert.equal(answers.names.get(`api.${DOMAIN}`), [`A ${API_IP}`]);
+  assert.equal(answers.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
+  assert.equal(answers.names.get(APPS), [`A ${ingress}`]);
+  assert.equal(answers.nodes.get('master-0'), ['10.0.0.5']);
+}
+
+test('a Service status patched from one LB to another is rewritten into the Corefile', async () => {
+  await withMonitor({}, async (c) => {
+    await firstRender(c);
+    const start = Date.now();
+    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    await until('the new ingress IP on disk', () => served(c, APPS, 'A 10.0.1.99'));
+    console.log(`propagation: ${Date.now() - start} ms`);
+    assert.equal(await answersOf(c.out, APPS), ['A 10.0.1.99']);
+  });
+});
+
+test('an LB hostname whose DNS answer changes is followed without any API request', async () => {
+  await withDns(async (dns) => {
+    dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
+    const setup = { cluster: { ingress: [{ hostname: ROUTER_LB }] }, monitor: { flags: { dnsServers: [dns.address] }, minRefreshSeconds: 1 } };
+    await withMonitor(setup, async (c) => {
+      await firstRender(c);
+      c.server.clearRequests();
+      dns.set(ROUTER_LB, { A: ['10.0.1.31', '10.0.1.32'], ttl: 1 });
+      await until('the new DNS answer on disk', () => served(c, APPS, 'A 10.0.1.32'));
+      assert.equal(await answersOf(c.out, APPS), ['A 10.0.1.31', 'A 10.0.1.32']);
+      assert.equal(c.server.requests, [], 'no API request: the change came from DNS alone');
+    });
+  });
+});
+
+test('a node whose IP changes under the same name is rewritten', async () => {
+  await withMonitor({}, async (c) => {
+    await until('the node on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.5');
+    c.server.update(node('master-0', ['10.0.0.6']));
+    await until('the new node IP on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.6');
+    assert.equal((await readAnswers(c.out))?.nodes.get('master-0'), ['10.0.0.6']);
+  });
+});
+
+test('a DNSRecord turned Unmanaged stops being served, and is served again once Managed', async () => {
+  const name = `*.apps2.${DOMAIN}`;
+  const ref = { resource: 'dnsrecords', namespace: DNSRECORD_NS, name: 'apps2-wildcard' };
+  await withMonitor({}, async (c) => {
+    c.server.create(dnsRecord(ref.name, { dnsName: `${name}.`, targets: ['10.0.2.40'] }));
+    await until('the Managed record on disk', () => served(c, name, 'A 10.0.2.40'));
+    c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Unmanaged' } });
+    await until('the Unmanaged record dropped', async () => !(await readAnswers(c.out))?.names.has(name));
+    assertNothingBlanked(await readAnswers(c.out), INGRESS_IP);
+    c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Managed' } });
+    await until('the record served again', () => served(c, name, 'A 10.0.2.40'));
+  });
+});
+
+test('an API outage blanks nothing, and changes made during it are served after reconnecting past a compacted history', async () => {
+  await withMonitor({}, async (c) => {
+    await firstRender(c);
+    await c.server.stop();
+    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.31' }] } });
+    c.server.update(node('master-0', ['10.0.0.6']));
+    c.server.compact();
+    const outageEnds = Date.now() + 1500;
+    while (Date.now() < outageEnds) {
+      assertNothingBlanked(await readAnswers(c.out), INGRESS_IP);
+      await sleep(25);
+    }
+    c.server.clearRequests();
+    await c.server.start();
+    await until(
+      'the outage changes on disk',
+      async () => {
+        const answers = await readAnswers(c.out);
+        return answers?.names.get(APPS)?.[0] === 'A 10.0.1.31' && answers.nodes.get('master-0')?.[0] === '10.0.0.6';
+      },
+      5000,
+    );
+    assert.ok(
+      c.server.requests.some((r) => !r.watch && r.verb === 'list' && r.path.endsWith('/services')),
+      'the expired watch was followed by a fresh list',
+    );
+  });
+});
+
+test('DNS SERVFAIL for a while blanks nothing, and the answer after recovery is served', async () => {
+  await withDns(async (dns) => {
+    dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
+    const setup = { cluster: { ingress: [{ hostname: ROUTER_LB }] }, monitor: { flags: { dnsServers: [dns.address] }, minRefreshSeconds: 1 } };
+    await withMonitor(setup, async (c, m) => {
+      await firstRender(c);
+      dns.fail(ROUTER_LB, 'servfail');
+      await until(
+        'a failed re-resolution',
+        async () => {
+          assertNothingBlanked(await readAnswers(c.out), '10.0.1.30');
+          return m.logs().some((l) => l.msg === 'resolving an LB hostname failed; serving its last known good addresses' && l.reason === 'SERVFAIL');
+        },
+        5000,
+      );
+      assertNothingBlanked(await readAnswers(c.out), '10.0.1.30');
+      dns.set(ROUTER_LB, { A: ['10.0.1.33'], ttl: 1 });
+      dns.fail(ROUTER_LB, null);
+      await until('the answer after recovery on disk', () => served(c, APPS, 'A 10.0.1.33'), 5000);
+    });
+  });
+});
+
+test('DNS timeouts for a while blank nothing, and the answer after them is served', async () => {
+  await withDns(async (dns) => {
+    dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
+    const setup = { cluster: { ingress: [{ hostname: ROUTER_LB }] }, monitor: { flags: { dnsServers: [dns.address] }, minRefreshSeconds: 1 } };
+    await withMonitor(setup, async (c) => {
+      await firstRender(c);
+      dns.resetCounts();
+      dns.failAll('timeout');
+      const outageEnds = Date.now() + 2000;
+      while (Date.now() < outageEnds) {
+        assertNothingBlanked(await readAnswers(c.out), '10.0.1.30');
+        await sleep(25);
+      }
+      assert.ok(dns.queries(ROUTER_LB) > 0, 'queries went unanswered during the outage');
+      dns.set(ROUTER_LB, { A: ['10.0.1.34'], ttl: 1 });
+      dns.failAll(null);
+      await until('the answer after the timeouts on disk', () => served(c, APPS, 'A 10.0.1.34'), 4000);
+    });
+  });
+});
+
+test('an idle monitor neither rewrites the Corefile nor asks the API anything', async () => {
+  await withMonitor({}, async (c) => {
+    await firstRender(c);
+    // The first render's watches are open by now; only they may stay open.
+    await sleep(100);
+    const before = await fileId(c.out);
+    c.server.clearRequests();
+    await sleep(3000);
+    assert.equal(await fileId(c.out), before);
+    assert.equal(c.server.requests, []);
+  });
+});
+
+/** The real CLI in a child process: what the container runs. */
+function spawnMonitor(cluster: ClusterFixture, extra: readonly string[] = []) {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'cmd/lbdns.ts', 'watch-lb-status', cluster.kubeconfig, '--out', cluster.out, '--upstream', '10.0.0.2', '--metrics-addr', '127.0.0.1:0', ...extra],
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    stderr: () => stderr,
+    /** Sends SIGTERM and waits at most `ms` for the exit. */
+    terminate: async (ms: number) => {
+      child.kill('SIGTERM');
+      return Promise.race([exited, sleep(ms).then(() => undefined)]);
+    },
+    kill: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+test('SIGTERM ends the monitor process with exit 0 within a second', async () => {
+  const cluster = await startCluster();
+  const child = spawnMonitor(cluster);
+  try {
+    await until('the first render', () => served(cluster, APPS, `A ${INGRESS_IP}`), 10_000);
+    const sent = Date.now();
+    const result = await child.terminate(1000);
+    assert.ok(result, `still running 1 s after SIGTERM:\n${child.stderr()}`);
+    assert.equal(result, { code: 0, signal: null }, child.stderr());
+    console.log(`exit after SIGTERM: ${Date.now() - sent} ms`);
+  } finally {
+    await child.kill();
+    await cluster.close();
+  }
+});
+
+test('SIGTERM while an LB hostname query is timing out still exits 0 within a second', async () => {
+  await withDns(async (dns) => {
+    dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
+    const cluster = await startCluster({ ingress: [{ hostname: ROUTER_LB }] });
+    // The default 5 s floor on re-resolution applies: the query in flight is the first one.
+    dns.failAll('timeout');
+    const child = spawnMonitor(cluster, ['--dns-server', dns.address]);
+    try {
+      await until('a query in flight', () => dns.queries(ROUTER_LB) > 0, 10_000);
+      const result = await child.terminate(1000);
+      assert.ok(result, `still running 1 s after SIGTERM:\n${child.stderr()}`);
+      assert.equal(result, { code: 0, signal: null }, child.stderr());
+    } finally {
+      await child.kill();
+      await cluster.close();
+    }
+  });
+});
+
+test('/healthz answers at once; /readyz is 503 until the first complete render, then 200', async () => {
+  await withMonitor({ cluster: { ingress: null } }, async (c, m) => {
+    const get = async (path: string) => (await fetch(`http://${m.health}${path}`)).status;
+    assert.is(await get('/healthz'), 200);
+    assert.is(await get('/readyz'), 503);
+    await sleep(200);
+    assert.is(await readAnswers(c.out), undefined, 'nothing written while *.apps has no address');
+    assert.is(await get('/readyz'), 503);
+    c.server.create({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: ROUTER.name, namespace: ROUTER.namespace },
+      status: { loadBalancer: { ingress: [{ ip: INGRESS_IP }] } },
+    });
+    await firstRender(c);
+    await until('/readyz 200', async () => (await get('/readyz')) === 200);
+    assert.is(await get('/healthz'), 200);
+  });
+});
+
+test('/metrics reports the renders and the records served', async () => {
+  await withMonitor({}, async (c, m) => {
+    await firstRender(c);
+    const res = await fetch(`http://${m.health}/metrics`);
+    assert.is(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /^lbdns_renders_total\{result="written"\} 1$/m);
+    assert.match(text, /^lbdns_records_served\{kind="lb"\} 3$/m);
+    assert.match(text, /^lbdns_records_served\{kind="node"\} 1$/m);
+    assert.match(text, /^lbdns_ready 1$/m);
+  });
+});
+
+test('untrusted Service status entries are skipped with a warning and never rendered', async () => {
+  const ingress = [{}, { ip: INGRESS_IP }, { ip: INGRESS_IP }, { ip: '010.0.0.1' }, { hostname: 'lb{x}.example.net' }];
+  await withMonitor({ cluster: { ingress } }, async (c, m) => {
+    await firstRender(c);
+    const text = await readFile(c.out, 'utf8');
+    assert.equal(await answersOf(c.out, APPS), [`A ${INGRESS_IP}`]);
+    assert.not.match(text, '010.0.0.1');
+    assert.not.match(text, 'lb{x}');
+    const warnings = m.logs().filter((l) => l.level === 'warn' && l.source === `service ${ROUTER.namespace}/${ROUTER.name}`);
+    const at = (i: number) => warnings.filter((w) => String(w.where).startsWith(`service ${ROUTER.namespace}/${ROUTER.name} status.loadBalancer.ingress[${i}]`));
+    assert.is(at(0).length, 1, 'the empty entry');
+    assert.match(String(at(0)[0]?.msg), 'has neither ip nor hostname');
+    assert.is(at(2).length, 1, 'the duplicate');
+    assert.match(String(at(2)[0]?.msg), 'repeats an earlier entry');
+    assert.is(at(3).length, 1, 'the zero-padded IP');
+    assert.is(at(4).length, 1, 'the hostname with a brace');
+    assert.is(at(1).length, 0, 'the good entry');
+  });
+});
+
+test.run();
