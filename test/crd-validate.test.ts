@@ -5,8 +5,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CelError, evaluateCel, invalidMessage, loadCrd, unsupportedRules, validateObject } from './support/crd-validate.js';
 import type { Cause, Crd } from './support/crd-validate.js';
+import { CRD_DIR as CRDS } from './support/crd-validators.js';
 
-const CRDS = '/work/shared/crds';
 const infrastructure = loadCrd(join(CRDS, '0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml'));
 const dnsRecords = loadCrd(join(CRDS, '0000_50_dns_01_dnsrecords.crd.yaml'));
 const dnses = loadCrd(join(CRDS, '0000_10_config-operator_01_dnses.crd.yaml'));
