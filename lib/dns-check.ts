@@ -137,11 +137,11 @@ async function checkOne(server: string, target: CheckTarget, opts: DnsCheckOptio
       const there = await addressesAt(resolver, final);
       answered = addresses(there.a, there.aaaa);
       if (answered.length === 0) {
-        source = `${server} answered the CNAME only; ${final} resolved through --dns-server or the system resolver`;
+        source = 'answered the CNAME only; target resolved through --dns-server or the system resolver';
         try {
           answered = sortUniqueIps(await opts.resolveTarget(final));
         } catch (err) {
-          return row([], cnames, 'missing', [via, `${server} answered the CNAME only, and resolving ${final} through --dns-server or the system resolver failed: ${(err as Error).message}`].join('; '));
+          return row([], cnames, 'missing', [via, `answered the CNAME only, and resolving the target through --dns-server or the system resolver failed: ${(err as Error).message}`].join('; '));
         }
       }
     }

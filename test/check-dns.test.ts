@@ -215,7 +215,17 @@ test('a CNAME to the LB host name that the server does not resolve itself is fol
   const row = rowFor(json, c.api);
   assert.is(row.verdict, 'ok');
   assert.equal(row.answered, ['198.51.100.10', '2001:db8::10']);
-  assert.is(row.detail, `via CNAME ${lbHost}; ${admin.address} answered the CNAME only; ${lbHost} resolved through --dns-server or the system resolver`);
+  assert.is(row.detail, `via CNAME ${lbHost}; answered the CNAME only; target resolved through --dns-server or the system resolver`);
+});
+
+test('a CNAME to a name that resolves nowhere is missing, saying why', async () => {
+  const c = newCluster();
+  serveRight(admin, c);
+  admin.set(c.api, { CNAME: 'gone.elb.example.net' });
+  const { json } = await report(c);
+  const row = rowFor(json, c.api);
+  assert.is(row.verdict, 'missing');
+  assert.match(row.detail, /^via CNAME gone\.elb\.example\.net; answered the CNAME only, and resolving the target .* failed: cannot resolve gone\.elb\.example\.net: NXDOMAIN/);
 });
 
 test('a CNAME to a name with other addresses is wrong IP', async () => {

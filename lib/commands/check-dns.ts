@@ -25,7 +25,7 @@ export interface CheckDnsOptions extends CommandInputs {
   /** Report mismatches but exit 0. */
   readonly warnOnly: boolean;
   readonly output: string;
-  /** Per try, e.g. `2s` or `500ms`. */
+  /** Per try: `2s`, `2` (seconds), `500ms` or `1m`. */
   readonly timeout: string;
   /** Name asked under apps instead of a random one: a label (`console-openshift-console`) or a full name. */
   readonly appsHost?: string | undefined;
@@ -46,10 +46,11 @@ export function parseCheckNames(value: string | undefined): CheckName[] {
 }
 
 export function parseTimeoutMs(value: string): number {
-  const m = /^([0-9]+)(ms|s)?$/.exec(value);
-  const ms = m ? Number(m[1]) * (m[2] === 'ms' ? 1 : 1000) : NaN;
+  const m = /^([0-9]+)(ms|s|m)?$/.exec(value);
+  const unit = m?.[2] === 'ms' ? 1 : m?.[2] === 'm' ? 60_000 : 1000;
+  const ms = m ? Number(m[1]) * unit : NaN;
   if (!(ms >= MIN_TIMEOUT_MS && ms <= MAX_TIMEOUT_MS)) {
-    throw new ValidationError('--timeout', value, `is not a duration from ${MIN_TIMEOUT_MS}ms to ${MAX_TIMEOUT_MS / 1000}s`, 'write it as e.g. "2s" or "500ms"');
+    throw new ValidationError('--timeout', value, `is not a duration from ${MIN_TIMEOUT_MS}ms to ${MAX_TIMEOUT_MS / 1000}s`, 'write it as seconds ("2s", "2") or milliseconds ("500ms")');
   }
   return ms;
 }

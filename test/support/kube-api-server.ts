@@ -667,11 +667,15 @@ class Store {
 
   /** In etcd key order: namespace, then name. */
   list(rt: ResourceType, ns: string | undefined, matches: Predicate = () => true): StoredObject[] {
+    return this.listStored(rt, ns, matches).map(clone);
+  }
+
+  /** As list, but the stored objects themselves, for a caller that copies only the page it sends. */
+  listStored(rt: ResourceType, ns: string | undefined, matches: Predicate = () => true): StoredObject[] {
     return [...this.bucket(rt).entries()]
-      .filter(([, obj]) => !ns || obj.metadata.namespace === ns)
+      .filter(([, obj]) => (!ns || obj.metadata.namespace === ns) && matches(obj))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, obj]) => clone(obj))
-      .filter(matches);
+      .map(([, obj]) => obj);
   }
 
   private validate(rt: ResourceType, obj: KubeObject, old: StoredObject | undefined, mode: WriteMode): KubeObject {
@@ -1320,7 +1324,7 @@ class TestKubeApiServer implements KubeApiServer {
   }
 
   private listBody(rt: ResourceType, ns: string | undefined, matches: Predicate, query: URLSearchParams): unknown {
-    const all = this.store.list(rt, ns, matches);
+    const all = this.store.listStored(rt, ns, matches);
     let listRv = this.resourceVersion;
     let start = 0;
     const token = query.get('continue');
@@ -1332,7 +1336,7 @@ class TestKubeApiServer implements KubeApiServer {
     }
     const limit = Number(query.get('limit') ?? '0');
     const end = limit > 0 ? Math.min(start + limit, all.length) : all.length;
-    const items = all.slice(start, end);
+    const items = all.slice(start, end).map(clone);
     const metadata: Record<string, unknown> = { resourceVersion: listRv };
     const last = items[items.length - 1];
     if (end < all.length && last) {
