@@ -27,6 +27,7 @@ child.stdout.on('data', (chunk) => {
     }, 10_000);
   }
 });
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill('SIGKILL'));
 const timer = setTimeout(() => {
   console.error(`test run exceeded ${limitMs} ms; killing it`);
   child.kill('SIGKILL');
