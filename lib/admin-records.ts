@@ -1,6 +1,6 @@
 import { splitFamilies } from './ip.js';
 import { LB_NAMES, type ClusterSpec, type Endpoint, type LbName, type Resolution } from './model.js';
-import { lbRecordName } from './record-set.js';
+import { addressesOf, lbRecordName } from './record-set.js';
 
 /**
  * One name the admin's own DNS must carry for the cluster, with what the cluster knows of
@@ -29,17 +29,8 @@ export const LB_DESCRIPTIONS: Readonly<Record<LbName, string>> = {
 export function adminNames(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>): AdminName[] {
   return LB_NAMES.map((lb) => {
     const endpoints = spec.lbs[lb];
-    const unresolved: string[] = [];
-    const ips = endpoints.flatMap((e) => {
-      if (e.kind === 'ip') return [e.ip];
-      const r = resolutions.get(e.hostname);
-      if (r === undefined) {
-        unresolved.push(e.hostname);
-        return [];
-      }
-      return [...r.v4, ...r.v6];
-    });
-    return { lb, name: lbRecordName(lb, spec.domain), endpoints, ...splitFamilies(ips), unresolved };
+    const unresolved = endpoints.flatMap((e) => (e.kind === 'hostname' && !resolutions.has(e.hostname) ? [e.hostname] : []));
+    return { lb, name: lbRecordName(lb, spec.domain), endpoints, ...splitFamilies(addressesOf(endpoints, resolutions)), unresolved };
   });
 }
 

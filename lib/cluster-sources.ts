@@ -31,6 +31,8 @@ export interface ClusterSourceOptions {
   readonly kc: KubeConfig;
   readonly role: Role;
   readonly purpose: SourcePurpose;
+  /** The LBs the command uses: a source that speaks only of others is not read. */
+  readonly wanted: ReadonlySet<LbName>;
   readonly ingressService: ObjectRef;
   /** Undefined when neither a flag nor the platform names it: api LBs then come from the Infrastructure status only. */
   readonly lbConfig: ObjectRef | undefined;
@@ -89,7 +91,7 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
   const core = opts.kc.makeApiClient(k8s.CoreV1Api);
   const custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
   const asList = (p: Promise<unknown>) => p as Promise<KubernetesListObject<KubernetesObject>>;
-  const needs = (...lbs: LbName[]) => lbs.some((lb) => !opts.localSays.lbs.has(lb));
+  const needs = (...lbs: LbName[]) => lbs.some((lb) => opts.wanted.has(lb) && !opts.localSays.lbs.has(lb));
   const corefile = opts.purpose === 'corefile';
   const cp = opts.role === 'control-plane';
   const specs: SourceSpec[] = [];

@@ -16,7 +16,7 @@ export function parseListenAddress(value: string): { host: string; port: number 
 }
 
 /** /healthz: the process serves; /readyz: a complete Corefile was rendered; /metrics: Prometheus text. */
-export async function startHealthServer(listen: string, metrics: Metrics, isReady: () => boolean): Promise<HealthServer> {
+export async function startHealthServer(listen: string, metrics: Metrics, isReady: () => boolean, notReadyReason: string): Promise<HealthServer> {
   const { host, port } = parseListenAddress(listen);
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
@@ -26,7 +26,7 @@ export async function startHealthServer(listen: string, metrics: Metrics, isRead
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {
       const ready = isReady();
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'no complete Corefile rendered yet\n');
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : `${notReadyReason}\n`);
     } else if (path === '/metrics') {
       metrics.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),

@@ -1,12 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import pRetry, { AbortError } from 'p-retry';
 import { ConfigError, KubeAccessError, KubeError } from './errors.js';
-import { planStatusPatch, STATUS_LISTS, type LbIpLists, type StatusPlan } from './infra-status.js';
+import { planStatusPatch, type LbIpLists, type StatusPlan } from './infra-status.js';
 import { httpStatusOf, kubeErrorFrom } from './kube/api-error.js';
 import { kubeModule } from './kube/client.js';
 import type { Logger } from './log.js';
 import type { LbName } from './model.js';
-import { platformStatusKey, type Infrastructure } from './sources/infra-lbs.js';
+import { platformStatusKey, type Infrastructure, STATUS_LISTS } from './sources/infra-lbs.js';
 
 const INFRA = { group: 'config.openshift.io', version: 'v1', plural: 'infrastructures', name: 'cluster' } as const;
 const OBJECT = 'infrastructures.config.openshift.io/cluster';
@@ -71,20 +71,26 @@ export async function publishLbIps(kc: KubeConfig, lists: LbIpLists, opts: Publi
         opts.stdout.write(`${JSON.stringify(plan.patch, null, 2)}\n`);
         return { plan, patched: false };
       }
-      let updated: Infrastructure;
-      try {
-        updated = (await custom.patchClusterCustomObjectStatus({ ...INFRA, body: plan.patch }, mergePatch)) as Infrastructure;
-      } catch (err) {
-        const status = httpStatusOf(err);
-        if (status === 409) throw kubeErrorFrom(err, `patch ${OBJECT} status`);
-        if (status === 422) throw new AbortError(invalidError(err));
-        const error = kubeErrorFrom(err, `patch ${OBJECT} status`);
-        throw error instanceof KubeAccessError ? new AbortError(error) : error;
-      }
       const key = platformStatusKey(plan.platform);
-      if (updated.status?.platformStatus?.[key]?.cloudLoadBalancerConfig == null) {
-        throw new AbortError(new ConfigError(`the API server dropped status.platformStatus.${key}.cloudLoadBalancerConfig: this cluster's Infrastructure CRD has no such field for platform ${plan.platform}, so there is nowhere to publish the LB IPs`));
+      const patch = async (dryRun: boolean): Promise<Infrastructure> => {
+        try {
+          return (await custom.patchClusterCustomObjectStatus({ ...INFRA, body: plan.patch, ...(dryRun ? { dryRun: 'All' } : {}) }, mergePatch)) as Infrastructure;
+        } catch (err) {
+          const status = httpStatusOf(err);
+          if (status === 409) throw kubeErrorFrom(err, `patch ${OBJECT} status`);
+          if (status === 422) throw new AbortError(invalidError(err));
+          const error = kubeErrorFrom(err, `patch ${OBJECT} status`);
+          throw error instanceof KubeAccessError ? new AbortError(error) : error;
+        }
+      };
+      // Only the API server's schema knows whether this platform has the field; it prunes it
+      // silently. The first write asks with a dry run, so a refusal leaves nothing behind.
+      const firstWrite = infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig == null;
+      const checked = firstWrite ? await patch(true) : undefined;
+      if (checked && checked.status?.platformStatus?.[key]?.cloudLoadBalancerConfig == null) {
+        throw new AbortError(new ConfigError(`the API server drops status.platformStatus.${key}.cloudLoadBalancerConfig: this cluster's Infrastructure CRD has no such field for platform ${plan.platform}, so there is nowhere to publish the LB IPs`));
       }
+      await patch(false);
       opts.log.info('Infrastructure status updated', { lists: plan.changed.map((lb) => STATUS_LISTS[lb]), platform: plan.platform });
       return { plan, patched: true };
     },

@@ -1,31 +1,19 @@
 import { ConfigError, ValidationError } from './errors.js';
 import { sortUniqueIps } from './ip.js';
-import { LB_NAMES, LIMITS, type ClusterSpec, type Endpoint, type LbName, type Platform, type Resolution } from './model.js';
-import { platformOf, platformStatusKey, type Infrastructure, type PlatformStatusKey } from './sources/infra-lbs.js';
-
-/** The three lists under `cloudLoadBalancerConfig.clusterHosted`, by the LB each describes. */
-export const STATUS_LISTS = {
-  api: 'apiLoadBalancerIPs',
-  'api-int': 'apiIntLoadBalancerIPs',
-  ingress: 'ingressLoadBalancerIPs',
-} as const satisfies Record<LbName, string>;
+import { LB_NAMES, LIMITS, type ClusterSpec, type LbName, type Platform, type Resolution } from './model.js';
+import { addressesOf } from './record-set.js';
+import { platformOf, platformStatusKey, STATUS_LISTS, type Infrastructure, type PlatformStatusKey } from './sources/infra-lbs.js';
 
 export type LbIpLists = Readonly<Record<LbName, readonly string[]>>;
 
-function ipsOf(targets: readonly Endpoint[], resolutions: ReadonlyMap<string, Resolution>): string[] {
-  return sortUniqueIps(
-    targets.flatMap((t) => {
-      if (t.kind === 'ip') return [t.ip];
-      const r = resolutions.get(t.hostname);
-      return r ? [...r.v4, ...r.v6] : [];
-    }),
-  );
-}
-
-/** Sorted, de-duplicated IPs per LB; more than the CRD's 16 is an error naming the list, never a silent cut. */
-export function lbIpLists(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>): LbIpLists {
-  const lists = Object.fromEntries(LB_NAMES.map((lb) => [lb, ipsOf(spec.lbs[lb], resolutions)])) as Record<LbName, string[]>;
-  for (const lb of LB_NAMES) {
+/**
+ * Sorted, de-duplicated IPs of the `owned` LBs (the others stay empty: another writer's
+ * list is none of lbdns's business); more than the CRD's 16 is an error naming the list,
+ * never a silent cut.
+ */
+export function lbIpLists(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, owned: readonly LbName[] = LB_NAMES): LbIpLists {
+  const lists = Object.fromEntries(LB_NAMES.map((lb) => [lb, owned.includes(lb) ? sortUniqueIps(addressesOf(spec.lbs[lb], resolutions)) : []])) as Record<LbName, string[]>;
+  for (const lb of owned) {
     if (lists[lb].length > LIMITS.maxIpsPerName) {
       throw new ValidationError(STATUS_LISTS[lb], lists[lb], `has ${lists[lb].length} IPs; the Infrastructure status takes at most ${LIMITS.maxIpsPerName}`, 'reduce the LB endpoints; lbdns does not cut the list silently');
     }

@@ -44,13 +44,17 @@ export async function loadRawConfig(opts: LocalInputOptions): Promise<RawConfig>
   return mergeConfig(mergeConfig(base, file), opts.flags);
 }
 
-/** Validates a merged config into a spec, reading resolv.conf for the upstreams. */
-export async function specFromRaw(raw: RawConfig, log: Logger): Promise<ClusterSpec> {
-  return specFromConfig(raw, await upstreamsOf(raw, log));
+/**
+ * Validates a merged config into a spec, reading resolv.conf for the upstreams. A command
+ * that serves no DNS (`needsUpstreams` false) must not fail on a resolv.conf holding only a
+ * loopback resolver, which is usual where such commands run (a laptop with systemd-resolved).
+ */
+export async function specFromRaw(raw: RawConfig, log: Logger, needsUpstreams = true): Promise<ClusterSpec> {
+  return specFromConfig(raw, needsUpstreams ? await upstreamsOf(raw, log) : []);
 }
 
 /** Config file, example and flags → a validated spec. Reads files; resolves nothing. */
-export async function loadLocalInputs(opts: LocalInputOptions, log: Logger): Promise<LocalInputs> {
+export async function loadLocalInputs(opts: LocalInputOptions, log: Logger, needsUpstreams = true): Promise<LocalInputs> {
   const raw = await loadRawConfig(opts);
-  return { raw, spec: await specFromRaw(raw, log) };
+  return { raw, spec: await specFromRaw(raw, log, needsUpstreams) };
 }

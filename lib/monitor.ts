@@ -108,10 +108,6 @@ export class Monitor {
     return this.delivered;
   }
 
-  current(): DesiredState | undefined {
-    return this.latest;
-  }
-
   /**
    * Resolves with the first complete state; rejects naming what is missing after `timeoutMs`,
    * or at once when a source not yet read was denied access (waiting will not grant an RBAC

@@ -44,7 +44,8 @@ function specificityOrder(a: NameRecord, b: NameRecord): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-function addressesOf(targets: readonly Endpoint[], resolutions: ReadonlyMap<string, Resolution>): string[] {
+/** The addresses endpoints stand for now: IP literals as they are, hostnames as resolved (none while unresolved). */
+export function addressesOf(targets: readonly Endpoint[], resolutions: ReadonlyMap<string, Resolution>): string[] {
   return targets.flatMap((t) => {
     if (t.kind === 'ip') return [t.ip];
     const r = resolutions.get(t.hostname);

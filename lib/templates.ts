@@ -3,13 +3,13 @@ import { readFileSync } from 'node:fs';
 /** Set by the bundler (`make bundle`) so the single-file build carries its templates. */
 declare const LBDNS_EMBEDDED_TEMPLATES: Record<string, string> | undefined;
 
-export const BUILTIN_TEMPLATE = 'corefile.eta';
+const BUILTIN_TEMPLATE = 'corefile.eta';
 
 /** The shipped Corefile template: embedded in the bundle, read from templates/ otherwise. */
-export function builtinTemplate(name: string = BUILTIN_TEMPLATE): string {
+export function builtinTemplate(): string {
   if (typeof LBDNS_EMBEDDED_TEMPLATES !== 'undefined') {
-    const text = LBDNS_EMBEDDED_TEMPLATES[name];
+    const text = LBDNS_EMBEDDED_TEMPLATES[BUILTIN_TEMPLATE];
     if (text !== undefined) return text;
   }
-  return readFileSync(new URL(`../templates/${name}`, import.meta.url), 'utf8');
+  return readFileSync(new URL(`../templates/${BUILTIN_TEMPLATE}`, import.meta.url), 'utf8');
 }

@@ -1,4 +1,7 @@
 import { test } from 'uvu';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { API_INT_IP, DOMAIN as CLUSTER_DOMAIN, INGRESS_IP, LB_CONFIG, startCluster, UPSTREAM } from './support/cluster-fixture.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
@@ -121,6 +124,20 @@ test('right answers for every name: a table of ok rows and exit 0', async () => 
   ]);
   assert.match(r.stdout, new RegExp(`${c.api.replaceAll('.', '\\.')}\\s+10\\.0\\.0\\.10,fd00::10\\s+10\\.0\\.0\\.10,fd00::10\\s+ok`));
   assert.is(r.stderr, '');
+});
+
+test('a workstation whose resolv.conf lists only a loopback resolver can check: check-dns forwards nothing', async () => {
+  const c = newCluster();
+  serveRight(admin, c);
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-check-resolv-'));
+  try {
+    await writeFile(join(dir, 'resolv.conf'), 'nameserver 127.0.0.53\n');
+    const flags = c.flags.filter((f, i, all) => f !== '--upstream' && all[i - 1] !== '--upstream');
+    const r = await runLbdns(['check-dns', ...flags, '--resolv-conf', join(dir, 'resolv.conf'), '--server', admin.address, '--timeout', '300ms']);
+    assert.is(r.code, 0, r.stderr);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('answers none of which are the LB\'s: wrong IP and exit 3, naming the name and server', async () => {

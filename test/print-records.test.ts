@@ -37,6 +37,13 @@ async function printRecords(args: readonly string[]): Promise<string> {
   return r.stdout;
 }
 
+test('a workstation whose resolv.conf lists only a loopback resolver can print: print-records forwards nothing', async () => {
+  await writeFile(join(root, 'loopback-resolv.conf'), 'nameserver 127.0.0.53\n');
+  const r = await runLbdns(['print-records', '--domain', DOMAIN, '--resolv-conf', join(root, 'loopback-resolv.conf'), ...IP_LBS]);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, `api.${DOMAIN}.`);
+});
+
 interface ToolResult {
   readonly code: number;
   readonly stdout: string;

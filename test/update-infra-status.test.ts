@@ -112,7 +112,9 @@ function clusterHostedOf(server: KubeApiServer): Record<string, string[]> | unde
   return (lbConfigOf(server) as { clusterHosted?: Record<string, string[]> } | undefined)?.clusterHosted;
 }
 
-const patches = (server: KubeApiServer): RecordedRequest[] => server.requests.filter((r) => r.method === 'PATCH');
+/** Status writes that persist: the first write's dry run (which checks the CRD keeps the field) is not one. */
+const patches = (server: KubeApiServer): RecordedRequest[] => server.requests.filter((r) => r.method === 'PATCH' && r.query.dryRun === undefined);
+const dryRuns = (server: KubeApiServer): RecordedRequest[] => server.requests.filter((r) => r.method === 'PATCH' && r.query.dryRun === 'All');
 
 /** A `status.platformStatus` already set to ClusterHosted, with these lists. */
 function clusterHosted(lists: Record<string, readonly string[]>): Record<string, unknown> {
@@ -132,7 +134,7 @@ interface Watching {
 }
 
 /** `update-infra-status --watch` in-process, stopped through its AbortSignal as SIGTERM would. */
-async function startWatch(cluster: Cluster, flags: RawConfig = {}): Promise<Watching> {
+async function startWatch(cluster: Cluster, flags: RawConfig = {}, fields = 'api,api-int,ingress'): Promise<Watching> {
   const stderr = captured();
   const stdout = captured();
   const abort = new AbortController();
@@ -143,7 +145,7 @@ async function startWatch(cluster: Cluster, flags: RawConfig = {}): Promise<Watc
   const exited = updateInfraStatusCommand({
     flags,
     cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: 4000 },
-    fields: 'api,api-int,ingress',
+    fields,
     dryRun: false,
     watch: true,
     metricsAddr: '127.0.0.1:0',
@@ -185,6 +187,22 @@ test('the first write sets dnsType ClusterHosted together with the three lists',
     assert.is(sent.length, 1);
     assert.is(sent[0]?.path, STATUS_PATH);
     assert.is(sent[0]?.contentType, 'application/merge-patch+json');
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('the first write is preceded by a dry run of the same patch, and later writes are not', async () => {
+  const cluster = await startCluster();
+  try {
+    assert.is((await publish(cluster)).code, 0);
+    assert.is(dryRuns(cluster.server).length, 1);
+    assert.ok(cluster.server.requests.indexOf(dryRuns(cluster.server)[0]!) < cluster.server.requests.indexOf(patches(cluster.server)[0]!));
+    cluster.server.patchStatus({ resource: 'services', namespace: 'openshift-ingress', name: 'router-default' }, { loadBalancer: { ingress: [{ ip: '10.0.1.77' }] } });
+    cluster.server.clearRequests();
+    assert.is((await publish(cluster)).code, 0);
+    assert.equal(dryRuns(cluster.server), []);
+    assert.is(patches(cluster.server).length, 1);
   } finally {
     await cluster.close();
   }
@@ -232,7 +250,10 @@ test('a concurrent status write between read and patch gets a 409, and the retry
   try {
     const result = await publish(cluster, '--fields', 'api,api-int');
     assert.is(result.code, 0, result.stderr);
-    assert.equal(patches(cluster.server).map((r) => r.status), [409, 200]);
+    // The 409 may meet the first write's dry run or its real write: either way one refusal, then one write.
+    const statusWrites = cluster.server.requests.filter((r) => r.method === 'PATCH');
+    assert.equal(statusWrites.map((r) => r.status).filter((s) => s === 409), [409]);
+    assert.equal(patches(cluster.server).filter((r) => r.status === 200).length, 1);
     assert.equal(clusterHostedOf(cluster.server), { apiLoadBalancerIPs: [API_IP], apiIntLoadBalancerIPs: [API_INT_IP], ingressLoadBalancerIPs: operatorIps });
   } finally {
     await cluster.close();
@@ -344,6 +365,7 @@ test('Azure, whose CRD has no cloudLoadBalancerConfig, exits 2 saying the field 
     assert.match(result.stderr, 'status.platformStatus.azure.cloudLoadBalancerConfig');
     assert.match(result.stderr, 'Azure');
     assert.is(lbConfigOf(cluster.server, 'azure'), undefined);
+    assert.equal(patches(cluster.server), [], 'only the dry run was sent: nothing was stored');
   } finally {
     await cluster.close();
   }
@@ -375,7 +397,7 @@ test('a 422 from the API server is shown field by field', async () => {
     const result = await publish(cluster);
     assert.is(result.code, 2, result.stderr);
     for (const cause of causes) assert.match(result.stderr, `  ${cause.field}: ${cause.message}\n`);
-    assert.is(patches(cluster.server).length, 1, 'a refusal is not retried');
+    assert.is(cluster.server.requests.filter((r) => r.method === 'PATCH').length, 1, 'a refusal is not retried');
   } finally {
     await cluster.close();
   }
@@ -496,10 +518,9 @@ test('the RBAC manifest allows every call update-infra-status makes, one-shot an
   try {
     const once = await publish(cluster, '--fields', 'api,api-int');
     assert.is(once.code, 0, once.stderr);
-    watching = await startWatch(cluster);
-    await until('the ingress list', () => clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs?.[0] === INGRESS_IP);
-    cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
-    await until('the new ingress IP', () => clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs?.[0] === '10.0.1.99');
+    watching = await startWatch(cluster, {}, 'api,api-int');
+    cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': '10.0.0.99' } });
+    await until('the new api IP', () => clusterHostedOf(cluster.server)?.apiLoadBalancerIPs?.[0] === '10.0.0.99');
     assert.is(await watching.stop(), 0, watching.stderr());
 
     const calls = cluster.server.requests.filter((r) => r.attributes.resourceRequest);
@@ -518,7 +539,7 @@ test('without patch on infrastructures/status the command exits 2 naming it, and
   assert.is(rules.length, account.rules.length - 1);
   const cluster = await startCluster({ rules, user: account.user });
   try {
-    const result = await publish(cluster);
+    const result = await publish(cluster, '--fields', 'api,api-int');
     assert.is(result.code, 2, result.stderr);
     assert.match(result.stderr, 'cannot patch resource "infrastructures/status"');
     assert.match(result.stderr, 'rbac-update-infra-status.yaml');

@@ -104,7 +104,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   const servers = parseServers(opts.servers);
   const log = loggerFor(opts.io);
   // The admin's DNS serves every client, so all three LBs count whatever role a shared config names.
-  const state = await gatherOnce({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log);
+  const state = await gatherOnce({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log, { upstreams: false });
   const known = adminNames(state.spec, state.resolutions);
 
   const targets: CheckTarget[] = [];

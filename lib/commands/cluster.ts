@@ -12,7 +12,6 @@ import { Monitor, type DesiredState, type MonitorOptions } from '../monitor.js';
 import { ResolutionCache } from '../resolution-cache.js';
 import { HostResolver } from '../resolve.js';
 import { defaultLbConfigRef } from '../sources/lb-config.js';
-import { specFromConfig } from '../spec.js';
 import { validateDnsName } from '../validate.js';
 import type { CommandInputs } from './io.js';
 
@@ -46,17 +45,16 @@ export interface ClusterContext {
 }
 
 export interface PrepareOptions {
-  /**
-   * Whether the command serves DNS and so forwards to upstream resolvers. One that does not
-   * (update-infra-status) must not fail on a resolv.conf with only a loopback resolver,
-   * which is usual where it runs (a laptop with systemd-resolved).
-   */
+  /** Whether the command serves DNS and so needs upstream resolvers (see specFromRaw). */
   readonly upstreams?: boolean;
+  /** Checks the merged local config before the cluster is contacted, so a missing setting fails at once. */
+  readonly check?: (raw: RawConfig) => void;
 }
 
 /** Local inputs plus what the cluster says about itself (domain, platform), read once. */
 export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger, opts: PrepareOptions = {}): Promise<ClusterContext> {
   const raw = await loadRawConfig(inputs);
+  opts.check?.(raw);
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
   const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });
@@ -65,7 +63,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   if (domain === undefined) {
     throw new ValidationError('--domain', undefined, 'is required: the cluster has no dnses.config.openshift.io/cluster spec.baseDomain nor an Infrastructure apiServerInternalURI to take it from', 'pass --domain');
   }
-  const spec = opts.upstreams === false ? specFromConfig({ ...raw, domain }, []) : await specFromRaw({ ...raw, domain }, log);
+  const spec = await specFromRaw({ ...raw, domain }, log, opts.upstreams !== false);
   const lbs = new Set(LB_NAMES.filter((lb) => spec.lbs[lb].length > 0));
   const lbConfig = explicitLbConfig ?? (identity.platform ? defaultLbConfigRef(identity.platform) : undefined);
   if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: identity.platform ?? 'unknown' });
@@ -74,6 +72,8 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
 
 export interface PipelineOptions {
   readonly purpose: SourcePurpose;
+  /** The LBs the command uses; sources that could only speak of others are not read. Default: all. */
+  readonly wanted?: ReadonlySet<LbName>;
   /** Names that must have addresses before the first state reaches the sink; default: the role's. */
   readonly required?: (spec: ClusterSpec) => string[];
   /** See MonitorOptions.check. */
@@ -114,6 +114,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     kc: ctx.kc,
     role: ctx.spec.role,
     purpose: opts.purpose,
+    wanted: opts.wanted ?? new Set(LB_NAMES),
     ingressService: ctx.ingressService,
     lbConfig: ctx.lbConfig,
     localSays: ctx.localSays,

@@ -6,7 +6,7 @@ import { buildRecordSet } from '../record-set.js';
 import { resolveAll } from '../gather.js';
 import { HostResolver } from '../resolve.js';
 import { requireLbs } from '../spec.js';
-import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
+import { prepareCluster, startPipeline, type ClusterFlags, type PrepareOptions } from './cluster.js';
 import type { CommandInputs } from './io.js';
 
 /** What a one-shot command computed: the same shape from flags alone or from the cluster. */
@@ -24,14 +24,14 @@ export interface OneShotState {
  * resolve. With a cluster: its sources are read once, waiting up to --wait-timeout for
  * the role's required names, then everything stops.
  */
-export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | undefined, log: Logger): Promise<OneShotState> {
+export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | undefined, log: Logger, opts: PrepareOptions = {}): Promise<OneShotState> {
   if (cluster === undefined) {
-    const { raw, spec } = await loadLocalInputs(inputs, log);
+    const { raw, spec } = await loadLocalInputs(inputs, log, opts.upstreams !== false);
     requireLbs(spec);
     const resolutions = await resolveAll(spec, new HostResolver({ servers: raw.dnsServers }));
     return { raw, spec, resolutions, ...buildRecordSet(spec, resolutions), unmanaged: [] };
   }
-  const ctx = await prepareCluster(inputs, cluster, log);
+  const ctx = await prepareCluster(inputs, cluster, log, opts);
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
   try {
     const state = await monitor.whenComplete(cluster.waitTimeoutMs);

@@ -37,7 +37,7 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
   const server = parseNsupdateServer(opts.nsupdateServer, format);
   const log = loggerFor(opts.io);
   // The admin's DNS serves every client, so all three LBs count whatever role a shared config names.
-  const state = await gatherOnce({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log);
+  const state = await gatherOnce({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log, { upstreams: false });
   const groups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname });
   const left = groups.filter((g) => g.records.length === 0);
   if (left.length === groups.length) {

@@ -1,4 +1,4 @@
-import { ConfigError, EXIT, ValidationError } from '../errors.js';
+import { ConfigError, EXIT, UsageError, ValidationError } from '../errors.js';
 import { startHealthServer } from '../health-server.js';
 import { lbIpLists, publishTarget } from '../infra-status.js';
 import { publishLbIps } from '../infra-status-writer.js';
@@ -23,6 +23,9 @@ export interface UpdateInfraStatusOptions extends CommandInputs {
   readonly minRefreshSeconds?: number;
 }
 
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 60_000;
+
 export function parseFields(value: string): LbName[] {
   const fields = value.split(',').map((f) => f.trim()).filter((f) => f !== '');
   for (const f of fields) {
@@ -34,6 +37,7 @@ export function parseFields(value: string): LbName[] {
 
 /** Publishes the LB IPs into the Infrastructure status once, or keeps them current with --watch. */
 export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): Promise<number> {
+  if (opts.example) throw new UsageError('--example is the built-in example cluster; its addresses must not be published into a real cluster. Give the LBs with flags or a --config file, or let the cluster say them');
   const log = loggerFor(opts.io);
   const owned = parseFields(opts.fields);
   const stopped = opts.watch ? untilStopped(opts.signal) : undefined;
@@ -42,11 +46,12 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
   if (ctx.identity.infrastructure === undefined) throw new ConfigError('infrastructures.config.openshift.io/cluster does not exist: is this an OpenShift cluster?');
   publishTarget(ctx.identity.infrastructure);
   const required = (spec: ClusterSpec) => owned.map((lb) => lbRecordName(lb, spec.domain));
-  const check = (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions);
-  const publish = (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions), { owned, dryRun: opts.dryRun, log, stdout: opts.io.stdout });
+  const check = (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions, owned);
+  const publish = (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, log, stdout: opts.io.stdout });
+  const pipeline = { purpose: 'infra-status', wanted: new Set(owned), required, check, log, dnsServers: ctx.raw.dnsServers } as const;
 
   if (!opts.watch) {
-    const monitor = await startPipeline(ctx, { purpose: 'infra-status', required, check, log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
+    const monitor = await startPipeline(ctx, { ...pipeline, sink: async () => undefined });
     try {
       const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs));
       if (!patched && plan.patch === null) log.info('Infrastructure status already up to date; nothing sent', { platform: plan.platform });
@@ -57,19 +62,29 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
   }
 
   const metrics = await createMetrics();
+  let published = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let retryMs = RETRY_MIN_MS;
+  // A failed publish is tried again on its own: in a quiet cluster no event would come to do it.
   const sink = async (state: DesiredState) => {
+    clearTimeout(retryTimer);
     try {
       await publish(state);
+      published = true;
+      retryMs = RETRY_MIN_MS;
       metrics.ready.set(1);
     } catch (err) {
-      log.error('publishing the LB IPs failed; will try again on the next change', { error: (err as Error).message });
+      log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: retryMs });
+      retryTimer = setTimeout(() => monitor.schedule(), retryMs);
+      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
     }
   };
-  const monitor = await startPipeline(ctx, { purpose: 'infra-status', required, check, log, metrics, dnsServers: ctx.raw.dnsServers, minRefreshSeconds: opts.minRefreshSeconds, sink });
-  const health = await startHealthServer(opts.metricsAddr, metrics, () => monitor.ready);
+  const monitor = await startPipeline(ctx, { ...pipeline, metrics, minRefreshSeconds: opts.minRefreshSeconds, sink });
+  const health = await startHealthServer(opts.metricsAddr, metrics, () => published, 'the LB IPs have not been published yet');
   opts.onListening?.(health.address);
   log.info('watching', { fields: owned, health: health.address });
   log.info('stopping', { why: await stopped });
+  clearTimeout(retryTimer);
   await Promise.all([monitor.stop(), health.close()]);
   return EXIT.ok;
 }

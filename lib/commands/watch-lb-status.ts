@@ -5,6 +5,7 @@ import { startHealthServer } from '../health-server.js';
 import { DEFAULT_RESOLV_CONF, specFromRaw } from '../local-inputs.js';
 import { createMetrics } from '../metrics.js';
 import type { RecordSet } from '../model.js';
+import type { RawConfig } from '../config.js';
 import type { DesiredState } from '../monitor.js';
 import { recordChanges } from '../record-changes.js';
 import { renderCorefile } from '../render.js';
@@ -31,13 +32,18 @@ export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<
   const log = loggerFor(opts.io);
   const stopped = untilStopped(opts.signal);
   const metrics = await createMetrics();
-  const ctx = await prepareCluster(opts, opts.cluster, log);
-  const out = ctx.raw.out;
-  if (out === undefined || out === '-') throw new ConfigError('--out is required: the Corefile path CoreDNS reads (e.g. /etc/coredns/Corefile)');
+  const requireOut = (raw: RawConfig): string => {
+    if (raw.out === undefined || raw.out === '-') throw new ConfigError('--out is required: the Corefile path CoreDNS reads (e.g. /etc/coredns/Corefile)');
+    return raw.out;
+  };
+  const ctx = await prepareCluster(opts, opts.cluster, log, { check: requireOut });
+  const out = requireOut(ctx.raw);
   const template = await loadTemplate(ctx.raw.template);
 
   let lastText = await readFile(out, 'utf8').catch(() => undefined);
   let lastSet: RecordSet | undefined;
+  // Ready means a complete Corefile is on disk, not merely that a state was computed.
+  let onDisk = false;
   const sink = async (state: DesiredState): Promise<void> => {
     let text: string;
     try {
@@ -52,7 +58,14 @@ export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<
     if (text === lastText) {
       metrics.renders.inc({ result: 'unchanged' });
     } else {
-      const { written } = await writeFileAtomic(out, text);
+      let written: boolean;
+      try {
+        ({ written } = await writeFileAtomic(out, text));
+      } catch (err) {
+        metrics.renders.inc({ result: 'failed' });
+        log.error('writing the Corefile failed; the previous file is intact and the write is retried on the next change', { error: (err as Error).message });
+        return;
+      }
       lastText = text;
       metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
       if (written) {
@@ -61,11 +74,12 @@ export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<
       }
     }
     lastSet = state.recordSet;
+    onDisk = true;
     metrics.ready.set(1);
   };
 
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, dnsServers: ctx.raw.dnsServers, minRefreshSeconds: opts.minRefreshSeconds, sink });
-  const health = await startHealthServer(opts.metricsAddr, metrics, () => monitor.ready);
+  const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet');
   opts.onListening?.(health.address);
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
 

@@ -26,9 +26,10 @@ export interface Infrastructure {
 
 const STATUS_KEYS: Readonly<Record<Platform, PlatformStatusKey>> = { AWS: 'aws', GCP: 'gcp', Azure: 'azure' };
 
-const LIST_OF = {
-  'api-int': 'apiIntLoadBalancerIPs',
+/** The three lists under `cloudLoadBalancerConfig.clusterHosted`, by the LB each describes. */
+export const STATUS_LISTS = {
   api: 'apiLoadBalancerIPs',
+  'api-int': 'apiIntLoadBalancerIPs',
   ingress: 'ingressLoadBalancerIPs',
 } as const satisfies Record<LbName, string>;
 
@@ -55,7 +56,7 @@ export function infrastructureContribution(infra: Infrastructure | undefined, wa
   if (config?.dnsType !== 'ClusterHosted') return {};
   const object = describeObject('infrastructure', infra?.metadata);
   const lbs: Partial<Record<LbName, { kind: 'ip'; ip: string }[]>> = {};
-  for (const [lb, list] of Object.entries(LIST_OF) as [LbName, (typeof LIST_OF)[LbName]][]) {
+  for (const [lb, list] of Object.entries(STATUS_LISTS) as [LbName, (typeof STATUS_LISTS)[LbName]][]) {
     const where = `${object} status.platformStatus.${key}.cloudLoadBalancerConfig.clusterHosted.${list}`;
     lbs[lb] = ipsFromApi(config.clusterHosted?.[list], where, warn).map((ip) => ({ kind: 'ip', ip }));
   }

@@ -1,13 +1,13 @@
 /**
- * The real CRDs from shared/crds as validators of the test API server, so a write the real
+ * The real CRDs (test/fixtures/crds, copied unchanged from openshift/api release-4.19 via
+ * shared/crds so a clone tests without it) as validators of the test API server, so a write the real
  * kube-apiserver would refuse (or prune, or default) is refused, pruned or defaulted here too.
  */
 import { fileURLToPath } from 'node:url';
 import { loadCrd, validateObject, type Crd } from './crd-validate.js';
 import type { KubeObject, ValidationContext, Validator } from './kube-api-server.js';
 
-/** shared/ sits beside the project's checkout, here and in CI. */
-export const CRD_DIR = fileURLToPath(new URL('../../../shared/crds/', import.meta.url));
+export const CRD_DIR = fileURLToPath(new URL('../fixtures/crds/', import.meta.url));
 
 const CRD_FILES = [
   '0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml',
@@ -45,7 +45,7 @@ function storageVersion(crd: Crd): string {
   return version.name;
 }
 
-/** Validators for every CRD in shared/crds, keyed as the test API server's `validators` option wants them. */
+/** Validators for every CRD in the fixtures, keyed as the test API server's `validators` option wants them. */
 export function crdValidators(): Record<string, Validator> {
   const validators: Record<string, Validator> = {};
   for (const file of CRD_FILES) {
