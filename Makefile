@@ -27,7 +27,8 @@ example: $(BUNDLE)
 test-deps:
 	@bash scripts/test-deps.sh
 
-test: $(NODE_MODULES) $(BUNDLE) test-deps
+# Type-checked first: the tests run through tsx, which strips types without checking them.
+test: lint $(BUNDLE) test-deps
 	node test/run.mjs
 
 lint: $(NODE_MODULES)
