@@ -128,6 +128,8 @@ function publish(cluster: Cluster, ...args: string[]): Promise<CliResult> {
 }
 
 interface Watching {
+  /** `HOST:PORT` of /healthz, /readyz and /metrics. */
+  readonly health: string;
   readonly exited: Promise<number>;
   stderr(): string;
   stop(): Promise<number>;
@@ -138,8 +140,8 @@ async function startWatch(cluster: Cluster, flags: RawConfig = {}, fields = 'api
   const stderr = captured();
   const stdout = captured();
   const abort = new AbortController();
-  let listening: () => void = () => undefined;
-  const started = new Promise<void>((resolve) => {
+  let listening: (address: string) => void = () => undefined;
+  const started = new Promise<string>((resolve) => {
     listening = resolve;
   });
   const exited = updateInfraStatusCommand({
@@ -151,11 +153,12 @@ async function startWatch(cluster: Cluster, flags: RawConfig = {}, fields = 'api
     metricsAddr: '127.0.0.1:0',
     io: { stdout: stdout.stream, stderr: stderr.stream },
     signal: abort.signal,
-    onListening: () => listening(),
+    onListening: listening,
     minRefreshSeconds: 0.05,
   });
-  await Promise.race([started, exited.then((code) => Promise.reject(new Error(`--watch exited with ${code} before listening:\n${stderr.text()}`)))]);
+  const health = await Promise.race([started, exited.then((code) => Promise.reject(new Error(`--watch exited with ${code} before listening:\n${stderr.text()}`)))]);
   return {
+    health,
     exited,
     stderr: stderr.text,
     stop: async () => {
@@ -321,6 +324,32 @@ test('beside the ingress operator, lbdns owning api and api-int never touches in
     assert.is(second.code, 0, second.stderr);
     assert.equal(patches(cluster.server), []);
     assert.equal(clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs, operatorIps);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('owning api and api-int, a router Service with 17 ingress IPs is never read, and api and api-int are published', async () => {
+  const cluster = await startCluster({ ingress: Array.from({ length: 17 }, (_, i) => ({ ip: `10.0.3.${i + 1}` })) });
+  try {
+    const result = await publish(cluster, '--fields', 'api,api-int');
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(clusterHostedOf(cluster.server), { apiLoadBalancerIPs: [API_IP], apiIntLoadBalancerIPs: [API_INT_IP] });
+    const serviceCalls = cluster.server.requests.filter((r) => r.path.includes('/services'));
+    assert.equal(serviceCalls.map((r) => `${r.verb} ${r.path}`), [], 'the router Service was neither listed nor watched');
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('--example is refused with exit 2, since the example cluster must never be published, and the API server is not asked', async () => {
+  const cluster = await startCluster();
+  try {
+    const result = await publish(cluster, '--example');
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, '--example');
+    assert.match(result.stderr, 'must not be published');
+    assert.equal(cluster.server.requests.map((r) => `${r.method} ${r.path}`), []);
   } finally {
     await cluster.close();
   }
@@ -497,6 +526,34 @@ test('--watch: while an LB hostname gets SERVFAIL its list keeps its last IPs, a
       await cluster.close();
     }
   });
+});
+
+test('--watch: a failed publication is retried with no cluster change, and /readyz is 503 until it succeeds', async () => {
+  const cluster = await startCluster();
+  // More failures than one publication's own retries (5 after the first try) absorb, so the sink sees a failure.
+  cluster.server.failNext({ method: 'PATCH', pathIncludes: '/status' }, 500, 7);
+  let watching: Watching | undefined;
+  try {
+    const w = await startWatch(cluster);
+    watching = w;
+    const readyz = async () => {
+      const res = await fetch(`http://${w.health}/readyz`);
+      return { status: res.status, body: await res.text() };
+    };
+    await until('a failed publication', () => w.stderr().includes('"msg":"publishing the LB IPs failed; retrying"'));
+    assert.match(w.stderr(), '"retryInMs":1000');
+    const failing = await readyz();
+    assert.is(failing.status, 503);
+    assert.match(failing.body, 'not been published');
+    await until('the retried publication', () => clusterHostedOf(cluster.server) !== undefined);
+    assert.equal(clusterHostedOf(cluster.server), ALL_LISTS);
+    assert.is(cluster.server.requests.filter((r) => r.status === 500).length, 7);
+    await until('/readyz 200', async () => (await readyz()).status === 200);
+    assert.is(await w.stop(), 0, w.stderr());
+  } finally {
+    await watching?.stop();
+    await cluster.close();
+  }
 });
 
 // ---------------------------------------------------------------------------------------

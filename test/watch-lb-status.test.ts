@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   answersOf,
@@ -20,11 +21,13 @@ import {
   startCluster,
   startMonitor,
   until,
+  UPSTREAM,
   type ClusterFixture,
   type CorefileAnswers,
   type RunningMonitor,
 } from './support/cluster-fixture.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
+import { runLbdns } from './support/run-cli.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUTER_LB = 'router-0123.elb.us-east-1.example.net';
@@ -282,9 +285,49 @@ test('/healthz answers at once; /readyz is 503 until the first complete render, 
   });
 });
 
+test('a custom template whose Corefile fails the check writes nothing, and /readyz stays 503', async () => {
+  const cluster = await startCluster();
+  const builtin = await readFile(join(ROOT, 'templates', 'corefile.eta'), 'utf8');
+  // IPv4 addresses answered as AAAA records inside the A template: CoreDNS would SERVFAIL every api query.
+  const wrongFamily = builtin.replace('IN A <%= ip %>"', 'IN AAAA <%= ip %>"');
+  assert.is.not(wrongFamily, builtin);
+  const template = join(cluster.dir, 'wrong-family.eta');
+  await writeFile(template, wrongFamily);
+  let monitor: RunningMonitor | undefined;
+  try {
+    const m = await startMonitor(cluster, { flags: { template } });
+    monitor = m;
+    await until('a failed render', () => m.logs().some((l) => l.msg === 'render failed; the Corefile on disk is kept'));
+    const res = await fetch(`http://${m.health}/readyz`);
+    assert.is(res.status, 503);
+    assert.match(await res.text(), 'no complete Corefile written yet');
+    assert.is(await readAnswers(cluster.out), undefined, 'no Corefile on disk');
+    assert.is(await m.stop(), 0);
+  } finally {
+    await monitor?.stop();
+    await cluster.close();
+  }
+});
+
+test('without --out the monitor exits 2 at once, before asking the API server anything', async () => {
+  const cluster = await startCluster();
+  try {
+    const started = Date.now();
+    const r = await runLbdns(['watch-lb-status', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '30s', '--metrics-addr', '127.0.0.1:0']);
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, '--out is required');
+    assert.equal(cluster.server.requests.map((req) => `${req.method} ${req.path}`), []);
+    assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('/metrics reports the renders and the records served', async () => {
   await withMonitor({}, async (c, m) => {
     await firstRender(c);
+    // The file is visible at its rename, before the directory sync and the counters: ready comes after both.
+    await until('/readyz 200', async () => (await fetch(`http://${m.health}/readyz`)).status === 200);
     const res = await fetch(`http://${m.health}/metrics`);
     assert.is(res.status, 200);
     const text = await res.text();
