@@ -246,6 +246,21 @@ test('SIGTERM ends the monitor process with exit 0 within a second', async () =>
   }
 });
 
+test('SIGTERM while the monitor still waits for an unreachable API server exits 0 within a second', async () => {
+  const cluster = await startCluster();
+  await cluster.server.stop();
+  const child = spawnMonitor(cluster, ['--wait-timeout', '60s']);
+  try {
+    await until('a failed attempt to read the cluster', () => child.stderr().includes('reading the cluster failed'), 10_000);
+    const result = await child.terminate(1000);
+    assert.ok(result, `still running 1 s after SIGTERM:\n${child.stderr()}`);
+    assert.equal(result, { code: 0, signal: null }, child.stderr());
+  } finally {
+    await child.kill();
+    await cluster.close();
+  }
+});
+
 test('SIGTERM while an LB hostname query is timing out still exits 0 within a second', async () => {
   await withDns(async (dns) => {
     dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });

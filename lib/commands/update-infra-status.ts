@@ -6,9 +6,9 @@ import { createMetrics } from '../metrics.js';
 import { LB_NAMES, type ClusterSpec, type LbName, type Resolution } from '../model.js';
 import type { DesiredState } from '../monitor.js';
 import { lbRecordName } from '../record-set.js';
-import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
+import { prepareCluster, startPipeline, type ClusterContext, type ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
-import { untilStopped } from './stop.js';
+import { untilStopped, type Stop } from './stop.js';
 
 export interface UpdateInfraStatusOptions extends CommandInputs {
   readonly cluster: ClusterFlags;
@@ -38,29 +38,56 @@ export function parseFields(value: string): LbName[] {
 /** Publishes the LB IPs into the Infrastructure status once, or keeps them current with --watch. */
 export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): Promise<number> {
   if (opts.example) throw new UsageError('--example is the built-in example cluster; its addresses must not be published into a real cluster. Give the LBs with flags or a --config file, or let the cluster say them');
-  const log = loggerFor(opts.io);
   const owned = parseFields(opts.fields);
-  const stopped = opts.watch ? untilStopped(opts.signal) : undefined;
+  if (!opts.watch) return publishOnce(opts, owned, await prepare(opts));
+  const stop = untilStopped(opts.signal);
+  try {
+    const ctx = await stop.unlessStopped(prepare(opts));
+    return ctx === undefined ? EXIT.ok : await keepPublished(opts, owned, ctx, stop);
+  } finally {
+    stop.dispose();
+  }
+}
+
+async function prepare(opts: UpdateInfraStatusOptions): Promise<ClusterContext> {
   // The lists describe all three LBs whatever role a shared config file names.
-  const ctx = await prepareCluster({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log, { upstreams: false });
+  const ctx = await prepareCluster({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, loggerFor(opts.io), { upstreams: false });
   if (ctx.identity.infrastructure === undefined) throw new ConfigError('infrastructures.config.openshift.io/cluster does not exist: is this an OpenShift cluster?');
   publishTarget(ctx.identity.infrastructure);
-  const required = (spec: ClusterSpec) => owned.map((lb) => lbRecordName(lb, spec.domain));
-  const check = (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions, owned);
-  const publish = (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, log, stdout: opts.io.stdout });
-  const pipeline = { purpose: 'infra-status', wanted: new Set(owned), required, check, log, dnsServers: ctx.raw.dnsServers } as const;
+  return ctx;
+}
 
-  if (!opts.watch) {
-    const monitor = await startPipeline(ctx, { ...pipeline, sink: async () => undefined });
-    try {
-      const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs));
-      if (!patched && plan.patch === null) log.info('Infrastructure status already up to date; nothing sent', { platform: plan.platform });
-    } finally {
-      await monitor.stop();
-    }
-    return EXIT.ok;
+/** The pipeline for the owned lists, and the publication of a state. */
+function wiring(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext) {
+  const log = loggerFor(opts.io);
+  return {
+    log,
+    pipeline: {
+      purpose: 'infra-status',
+      wanted: new Set(owned),
+      required: (spec: ClusterSpec) => owned.map((lb) => lbRecordName(lb, spec.domain)),
+      check: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions, owned),
+      log,
+      dnsServers: ctx.raw.dnsServers,
+    } as const,
+    publish: (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, log, stdout: opts.io.stdout }),
+  };
+}
+
+async function publishOnce(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext): Promise<number> {
+  const { log, pipeline, publish } = wiring(opts, owned, ctx);
+  const monitor = await startPipeline(ctx, { ...pipeline, sink: async () => undefined });
+  try {
+    const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs));
+    if (!patched && plan.patch === null) log.info('Infrastructure status already up to date; nothing sent', { platform: plan.platform });
+  } finally {
+    await monitor.stop();
   }
+  return EXIT.ok;
+}
 
+async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext, stop: Stop): Promise<number> {
+  const { log, pipeline, publish } = wiring(opts, owned, ctx);
   const metrics = await createMetrics();
   let published = false;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -83,7 +110,7 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
   const health = await startHealthServer(opts.metricsAddr, metrics, () => published, 'the LB IPs have not been published yet');
   opts.onListening?.(health.address);
   log.info('watching', { fields: owned, health: health.address });
-  log.info('stopping', { why: await stopped });
+  log.info('stopping', { why: await stop.stopped });
   clearTimeout(retryTimer);
   await Promise.all([monitor.stop(), health.close()]);
   return EXIT.ok;

@@ -13,7 +13,7 @@ import { loadTemplate } from '../render-job.js';
 import { watchFile } from '../watch-file.js';
 import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
-import { untilStopped } from './stop.js';
+import { untilStopped, type Stop } from './stop.js';
 
 export interface WatchLbStatusOptions extends CommandInputs {
   readonly cluster: ClusterFlags;
@@ -29,14 +29,26 @@ export interface WatchLbStatusOptions extends CommandInputs {
 
 /** Keeps the Corefile equal to what the cluster and DNS say, until SIGTERM. */
 export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<number> {
+  const stop = untilStopped(opts.signal);
+  try {
+    return await watch(opts, stop);
+  } finally {
+    stop.dispose();
+  }
+}
+
+async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const log = loggerFor(opts.io);
-  const stopped = untilStopped(opts.signal);
   const metrics = await createMetrics();
   const requireOut = (raw: RawConfig): string => {
     if (raw.out === undefined || raw.out === '-') throw new ConfigError('--out is required: the Corefile path CoreDNS reads (e.g. /etc/coredns/Corefile)');
     return raw.out;
   };
-  const ctx = await prepareCluster(opts, opts.cluster, log, { check: requireOut });
+  const ctx = await stop.unlessStopped(prepareCluster(opts, opts.cluster, log, { check: requireOut }));
+  if (ctx === undefined) {
+    log.info('stopping', { why: 'stopped while waiting for the cluster' });
+    return EXIT.ok;
+  }
   const out = requireOut(ctx.raw);
   const template = await loadTemplate(ctx.raw.template);
 
@@ -99,8 +111,7 @@ export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<
     log.warn('cannot watch resolv.conf; upstream changes need a restart', { path: resolvConf, error: (err as Error).message });
   }
 
-  const why = await stopped;
-  log.info('stopping', { why });
+  log.info('stopping', { why: await stop.stopped });
   resolvWatch?.close();
   await Promise.all([monitor.stop(), health.close()]);
   return EXIT.ok;
