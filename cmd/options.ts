@@ -30,7 +30,7 @@ export abstract class InputCommand extends LbdnsCommand {
   node = Option.Array('--node', { description: 'NAME=IP node record (repeatable; repeat a name for dual stack)' });
   upstream = Option.Array('--upstream', { description: 'Upstream resolver IP (repeatable); default: from --resolv-conf' });
   resolvConf = Option.String('--resolv-conf', { description: 'File the upstream resolvers come from (default /etc/resolv.conf)' });
-  dnsServer = Option.Array('--dns-server', { description: 'IP[:PORT] lbdns asks for LB hostnames (repeatable); default: the system resolvers' });
+  dnsServer = Option.Array('--dns-server', { description: 'IP[:PORT] lbdns asks for LB hostnames (repeatable); default: the upstreams, else the system resolvers' });
   template = Option.String('--template', { description: 'Eta template file to render instead of the built-in one' });
   ttl = Option.String('--ttl', { description: 'TTL of the served records in seconds (default 60)' });
   reloadInterval = Option.String('--reload-interval', { description: 'CoreDNS reload interval, >= 2s (default 2s)' });

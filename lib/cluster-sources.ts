@@ -3,6 +3,7 @@ import { mergeContributions, type ClusterData, type SourceContribution } from '.
 import type { KubeError } from './errors.js';
 import { kubeModule } from './kube/client.js';
 import { watchCollection, type ListPage, type WatchedCollection } from './kube/informer.js';
+import { listJson } from './kube/list-json.js';
 import type { Logger } from './log.js';
 import type { ClusterSources } from './monitor.js';
 import type { LbName, Role } from './model.js';
@@ -30,6 +31,8 @@ export type SourcePurpose = 'corefile' | 'infra-status';
 export interface ClusterSourceOptions {
   readonly kc: KubeConfig;
   readonly role: Role;
+  /** The cluster domain (lower case, no trailing dot): DNSRecords may only name names within it. */
+  readonly domain: string;
   readonly purpose: SourcePurpose;
   /** The LBs the command uses: a source that speaks only of others is not read. */
   readonly wanted: ReadonlySet<LbName>;
@@ -118,7 +121,7 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       extract: (items, warn) => lbConfigContribution(items[0] as V1ConfigMap | undefined, warn),
     });
   }
-  if (corefile && needs('api', 'api-int', 'ingress')) {
+  if (corefile && needs('api', 'api-int')) {
     specs.push({
       name: 'infrastructure cluster',
       what: 'list infrastructures.config.openshift.io',
@@ -134,7 +137,7 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       what: `list dnsrecords.ingress.operator.openshift.io in ${DNSRECORD_NAMESPACE}`,
       path: `/apis/ingress.operator.openshift.io/v1/namespaces/${DNSRECORD_NAMESPACE}/dnsrecords`,
       list: () => asList(custom.listNamespacedCustomObject({ group: 'ingress.operator.openshift.io', version: 'v1', namespace: DNSRECORD_NAMESPACE, plural: 'dnsrecords' })),
-      extract: (items, warn) => dnsRecordsContribution(items as DNSRecord[], warn),
+      extract: (items, warn) => dnsRecordsContribution(items as DNSRecord[], warn, opts.domain),
     });
   }
   if (corefile && cp && !opts.localSays.nodes) {
@@ -142,7 +145,7 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       name: 'nodes',
       what: 'list nodes',
       path: '/api/v1/nodes',
-      list: (page) => asList(core.listNode(page)),
+      list: (page) => listJson(opts.kc, '/api/v1/nodes', page),
       pageSize: NODE_PAGE_SIZE,
       project: (obj) => nodeProjection(obj as V1Node),
       extract: (items, warn) => nodesContribution(items as V1Node[], warn),

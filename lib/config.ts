@@ -15,7 +15,7 @@ export interface RawConfig {
   /** Explicit upstream resolvers; when absent they come from `resolvConf`. */
   upstreams?: string[];
   resolvConf?: string;
-  /** Resolvers lbdns itself asks for LB hostnames ('IP' or 'IP:PORT'); default: the system's. */
+  /** Resolvers lbdns itself asks for LB hostnames ('IP' or 'IP:PORT'); default: the upstreams, else the system's. */
   dnsServers?: string[];
   template?: string;
   out?: string;

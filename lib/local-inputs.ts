@@ -58,3 +58,13 @@ export async function loadLocalInputs(opts: LocalInputOptions, log: Logger, need
   const raw = await loadRawConfig(opts);
   return { raw, spec: await specFromRaw(raw, log, needsUpstreams) };
 }
+
+/**
+ * Who lbdns asks for LB host names: --dns-server, else the upstreams the Corefile forwards
+ * to (already stripped of loopback and of this node, so never the CoreDNS lbdns configures,
+ * which an initContainer runs before and which may be the node's resolver), else the
+ * system's resolvers.
+ */
+export function lbResolvers(raw: RawConfig, spec: ClusterSpec): readonly string[] | undefined {
+  return raw.dnsServers ?? (spec.upstreams.length > 0 ? spec.upstreams : undefined);
+}

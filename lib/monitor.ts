@@ -57,6 +57,16 @@ export interface MonitorOptions {
   readonly check?: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void;
 }
 
+/** whenComplete() gave up because the monitor was stopped. */
+export class MonitorStopped extends Error {
+  constructor() {
+    super('stopped before the state was complete');
+  }
+}
+
+const DEBOUNCE_MS = 10;
+const MAX_WAIT_MS = 250;
+
 /** Names a role cannot work without: api-int everywhere, the ingress wildcard on control planes. */
 export function requiredNames(spec: ClusterSpec): string[] {
   const required: LbName[] = spec.role === 'bootstrap' ? ['api-int'] : ['api-int', 'ingress'];
@@ -74,11 +84,14 @@ export class Monitor {
   private running: Promise<void> | undefined;
   private dirty = false;
   private stopped = false;
-  private delivered = false;
+  /** The record set last handed to the sink: what is being served. */
+  private served: RecordSet | undefined;
+  /** When the first event of the pending burst arrived. */
+  private firstScheduled: number | undefined;
   private latest: DesiredState | undefined;
   /** Why the last computation failed; cleared by the next one that succeeds. */
   private failure: unknown;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Set<{ check(): void; cancel(): void }>();
 
   private local: ClusterSpec;
 
@@ -92,20 +105,20 @@ export class Monitor {
     this.schedule();
   }
 
-  /** Something changed: recompute soon. */
+  /**
+   * Something changed: recompute soon. A burst of events is coalesced into one computation
+   * (debounce), but a stream that never pauses still gets one at least every MAX_WAIT_MS.
+   */
   schedule(): void {
     if (this.stopped) return;
     if (this.running) {
       this.dirty = true;
       return;
     }
+    this.firstScheduled ??= Date.now();
+    const wait = Math.min(this.opts.debounceMs ?? DEBOUNCE_MS, Math.max(0, this.firstScheduled + MAX_WAIT_MS - Date.now()));
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.run(), this.opts.debounceMs ?? 10);
-  }
-
-  /** Whether a complete state has reached the sink. */
-  get ready(): boolean {
-    return this.delivered;
+    this.timer = setTimeout(() => this.run(), wait);
   }
 
   /**
@@ -121,20 +134,22 @@ export class Monitor {
     const firstDenied = this.accessDenied() ?? this.failure;
     if (firstDenied) throw firstDenied;
     return new Promise<DesiredState>((resolve, reject) => {
-      const check = () => {
-        const state = done();
-        const denied = state ? undefined : (this.accessDenied() ?? this.failure);
-        if (!state && !denied) return;
+      const settle = (outcome: () => void) => {
         clearTimeout(timer);
-        this.waiters.delete(check);
-        if (state) resolve(state);
-        else reject(denied);
+        this.waiters.delete(waiter);
+        outcome();
       };
-      const timer = setTimeout(() => {
-        this.waiters.delete(check);
-        reject(new MissingDataError(`after ${Math.round(timeoutMs / 1000)}s still missing: ${this.missing().join('; ')}`));
-      }, timeoutMs);
-      this.waiters.add(check);
+      const waiter = {
+        check: () => {
+          const state = done();
+          const denied = state ? undefined : (this.accessDenied() ?? this.failure);
+          if (state) settle(() => resolve(state));
+          else if (denied) settle(() => reject(denied));
+        },
+        cancel: () => settle(() => reject(new MonitorStopped())),
+      };
+      const timer = setTimeout(() => settle(() => reject(new MissingDataError(`after ${Math.round(timeoutMs / 1000)}s still missing: ${this.missing().join('; ')}`))), timeoutMs);
+      this.waiters.add(waiter);
     });
   }
 
@@ -161,6 +176,7 @@ export class Monitor {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    for (const waiter of [...this.waiters]) waiter.cancel();
     this.opts.resolutions.stop();
     await this.opts.sources?.stop();
     await this.running;
@@ -175,7 +191,7 @@ export class Monitor {
   }
 
   private notifyWaiters(): void {
-    for (const waiter of [...this.waiters]) waiter();
+    for (const waiter of [...this.waiters]) waiter.check();
   }
 
   private synced(): boolean {
@@ -183,7 +199,14 @@ export class Monitor {
   }
 
   private run(): void {
-    this.running = this.compute()
+    this.firstScheduled = undefined;
+    // Marked running before compute() starts: its synchronous part can itself call
+    // schedule() (a dropped hostname fires onChange), which must then only set `dirty`.
+    let finished: () => void = () => undefined;
+    this.running = new Promise<void>((resolve) => {
+      finished = resolve;
+    });
+    this.compute()
       .then(() => {
         this.failure = undefined;
       })
@@ -194,6 +217,7 @@ export class Monitor {
       })
       .finally(() => {
         this.running = undefined;
+        finished();
         if (this.dirty && !this.stopped) {
           this.dirty = false;
           this.schedule();
@@ -213,12 +237,13 @@ export class Monitor {
     if (this.stopped) return;
     const snapshot = resolutions.snapshot();
     this.opts.check?.(spec, snapshot);
-    const { recordSet, empty } = buildRecordSet(spec, snapshot);
+    const { recordSet, empty, held } = buildRecordSet(spec, snapshot, { previous: this.served });
+    for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
     const complete = this.required(spec).every((n) => !empty.includes(n));
     this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [] };
     this.notifyWaiters();
-    if (!complete && !this.delivered) return;
+    if (!complete && this.served === undefined) return;
     await this.opts.sink(this.latest);
-    this.delivered = true;
+    this.served = recordSet;
   }
 }

@@ -17,6 +17,18 @@ export interface RecordSetResult {
   readonly recordSet: RecordSet;
   /** Names that have no address yet (unresolved hostnames, empty LB lists): not served, so queries fall through upstream. */
   readonly empty: readonly string[];
+  /** Names served with their previous addresses (see BuildOptions.previous), and why. */
+  readonly held: readonly { readonly name: string; readonly reason: string }[];
+}
+
+export interface BuildOptions {
+  /**
+   * What is being served now. With it, a name whose targets give no address yet (a new LB
+   * hostname not resolved) or more than the limit keeps its previous addresses instead of
+   * being dropped or failing the whole set: last known good, one name at a time. Without it
+   * (one-shot commands) such a name is empty, and over the limit is an error.
+   */
+  readonly previous?: RecordSet | undefined;
 }
 
 export function lbRecordName(lb: LbName, domain: string): string {
@@ -57,7 +69,7 @@ export function addressesOf(targets: readonly Endpoint[], resolutions: ReadonlyM
  * The pure heart of every command: validated spec + resolved hostnames → what the
  * Corefile serves. A hostname missing from `resolutions` contributes nothing.
  */
-export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>): RecordSetResult {
+export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, options: BuildOptions = {}): RecordSetResult {
   const targetsByName = new Map<string, { targets: Endpoint[]; source: string }>();
   const add = (name: string, targets: readonly Endpoint[], source: string): void => {
     const entry = targetsByName.get(name);
@@ -65,20 +77,33 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     else targetsByName.set(name, { targets: [...targets], source });
   };
   for (const lb of ROLE_LBS[spec.role]) add(lbRecordName(lb, spec.domain), spec.lbs[lb], lb);
-  if (spec.role === 'control-plane') for (const extra of spec.extraRecords) add(extra.name, extra.targets, extra.source);
+  // An LB name answers with its LB only: the default ingress DNSRecord names *.apps for the
+  // router LB lbdns already serves, and one naming anything else must not add to or outlive it.
+  const lbNames = new Set(ROLE_LBS[spec.role].map((lb) => lbRecordName(lb, spec.domain)));
+  if (spec.role === 'control-plane') for (const extra of spec.extraRecords) if (!lbNames.has(extra.name)) add(extra.name, extra.targets, extra.source);
 
   const names: NameRecord[] = [];
   const empty: string[] = [];
+  const held: { name: string; reason: string }[] = [];
+  const previous = new Map((options.previous?.names ?? []).map((n) => [n.name, n]));
   for (const [name, { targets, source }] of targetsByName) {
     const { v4, v6 } = splitFamilies(addressesOf(targets, resolutions));
-    if (v4.length + v6.length === 0) {
+    const count = v4.length + v6.length;
+    const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
+    const kept = problem && options.previous ? previous.get(name) : undefined;
+    if (kept) {
+      held.push({ name, reason: problem as string });
+      names.push(kept);
+    } else if (count === 0) {
       empty.push(name);
-      continue;
+    } else if (count > LIMITS.maxIpsPerName && !options.previous) {
+      throw new ValidationError(name, [...v4, ...v6], problem as string, 'CoreDNS answers and the Infrastructure status carry at most 16; reduce the LB endpoints');
+    } else if (count > LIMITS.maxIpsPerName) {
+      held.push({ name, reason: `${problem as string}; not served` });
+      empty.push(name);
+    } else {
+      names.push({ name, ...matchFor(name), v4, v6, source });
     }
-    if (v4.length + v6.length > LIMITS.maxIpsPerName) {
-      throw new ValidationError(name, [...v4, ...v6], `has ${v4.length + v6.length} addresses, more than the limit of ${LIMITS.maxIpsPerName}`, 'CoreDNS answers and the Infrastructure status carry at most 16; reduce the LB endpoints');
-    }
-    names.push({ name, ...matchFor(name), v4, v6, source });
   }
   names.sort(specificityOrder);
 
@@ -104,5 +129,6 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       upstreams: spec.upstreams,
     },
     empty: empty.sort(),
+    held,
   };
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { ResolveError, ValidationError } from './errors.js';
 import { LIMITS, type Resolution } from './model.js';
 import type { HostResolver } from './resolve.js';
@@ -109,6 +110,8 @@ export class ResolutionCache {
   private stopped = false;
 
   constructor(opts: ResolutionCacheOptions) {
+    // Every query in flight listens on this one signal; a hundred LB names is normal.
+    setMaxListeners(0, this.stopping.signal);
     this.resolver = opts.resolver;
     this.minRefresh = seconds('minRefreshSeconds', opts.minRefreshSeconds ?? 5, 0.001);
     this.maxRefresh = seconds('maxRefreshSeconds', opts.maxRefreshSeconds ?? 300, this.minRefresh);

@@ -1,10 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { access, writeFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { APPS, API_INT_IP, API_IP, dnsRecord, DOMAIN, INGRESS_IP, readAnswers, startCluster, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
+import { APPS, API_INT_IP, API_IP, dnsRecord, DNSRECORD_NS, DOMAIN, INGRESS_IP, LB_CONFIG, readAnswers, startCluster, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
 import type { PolicyRule } from './support/kube-api-server.js';
-import { runLbdns } from './support/run-cli.js';
+import { logLines, runLbdns } from './support/run-cli.js';
 
 async function withCluster(seed: Parameters<typeof startCluster>[0], body: (c: ClusterFixture) => Promise<void>): Promise<void> {
   const cluster = await startCluster(seed);
@@ -64,6 +64,96 @@ test('a kubeconfig file that is not a kubeconfig exits 2 naming the file', async
     assert.is(r.code, 2, r.stderr);
     assert.match(r.stderr, `lbdns: error: kubeconfig ${broken}: not a usable kubeconfig`);
     assert.not.ok(await exists(c.out));
+  });
+});
+
+test('a kubeconfig whose server is plain http:// without insecure-skip-tls-verify exits 2 at once, saying to use https', async () => {
+  await withCluster({}, async (c) => {
+    const plain = join(c.dir, 'plain-http-kubeconfig');
+    await writeFile(plain, (await readFile(c.kubeconfig, 'utf8')).replace(/^.*insecure-skip-tls-verify.*\n/m, ''));
+    const start = Date.now();
+    const r = await runLbdns(['render-corefile', '--kubeconfig', plain, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '30s']);
+    const elapsed = Date.now() - start;
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, `lbdns: error: kubeconfig ${plain}: cluster "test" server "${c.server.url}" is plain HTTP`);
+    assert.match(r.stderr, 'insecure-skip-tls-verify: true');
+    assert.match(r.stderr, 'https://');
+    assert.ok(elapsed < 3000, `failed after ${elapsed} ms rather than at once`);
+    assert.is(c.server.requests.length, 0);
+    assert.not.ok(await exists(c.out));
+  });
+});
+
+const INFRA = { resource: 'infrastructures', name: 'cluster' } as const;
+const bareMetal = (c: ClusterFixture) => c.server.patchStatus(INFRA, { platform: 'BareMetal', platformStatus: { type: 'BareMetal', aws: null } });
+
+test('on a platform without cluster API LB sources (BareMetal), no --api-int-lb nor --lb-config exits 2 at once naming the platform and the flags', async () => {
+  await withCluster({}, async (c) => {
+    bareMetal(c);
+    const start = Date.now();
+    const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '30s']);
+    const elapsed = Date.now() - start;
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, 'lbdns: error: infrastructures.config.openshift.io/cluster: platform "BareMetal"');
+    assert.match(r.stderr, '--api-int-lb');
+    assert.match(r.stderr, '--lb-config');
+    assert.ok(elapsed < 3000, `failed after ${elapsed} ms rather than at once`);
+    assert.not.ok(await exists(c.out));
+  });
+});
+
+test('on a platform without cluster API LB sources, --api-int-lb is enough: ingress still comes from the router Service', async () => {
+  await withCluster({}, async (c) => {
+    bareMetal(c);
+    const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--api-int-lb', '10.0.9.20', '--wait-timeout', '5s']);
+    assert.is(r.code, 0, r.stderr);
+    const answers = await readAnswers(c.out);
+    assert.equal(answers?.names.get(`api-int.${DOMAIN}`), ['A 10.0.9.20']);
+    assert.equal(answers?.names.get(APPS), [`A ${INGRESS_IP}`]);
+    const noLbConfig = logLines(r.stderr).find((l) => String(l.msg).startsWith('no LB config ConfigMap for this platform'));
+    assert.is(noLbConfig?.platform, 'BareMetal');
+  });
+});
+
+test('on a platform without cluster API LB sources, --lb-config names where the API LBs are', async () => {
+  await withCluster({}, async (c) => {
+    bareMetal(c);
+    const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--lb-config', `${LB_CONFIG.namespace}/${LB_CONFIG.name}`, '--wait-timeout', '5s']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
+  });
+});
+
+test("*.apps follows the router Service, not the Infrastructure status's copy of its old IP", async () => {
+  await withCluster({}, async (c) => {
+    c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { ingressLoadBalancerIPs: ['10.0.1.29'] } } } } });
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal((await readAnswers(c.out))?.names.get(APPS), [`A ${INGRESS_IP}`]);
+  });
+});
+
+test('the default ingress DNSRecord for *.apps does not add to the router Service address', async () => {
+  await withCluster({}, async (c) => {
+    c.server.create(dnsRecord('default-wildcard', { dnsName: `${APPS}.`, targets: ['10.0.1.99'] }));
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal((await readAnswers(c.out))?.names.get(APPS), [`A ${INGRESS_IP}`]);
+  });
+});
+
+test('a DNSRecord outside the cluster domain or for api-int is not served, with a warning', async () => {
+  await withCluster({}, async (c) => {
+    c.server.create(dnsRecord('hijack', { dnsName: 'www.google.com.', targets: ['10.0.1.99'] }));
+    c.server.create(dnsRecord('api-int', { dnsName: `api-int.${DOMAIN}.`, targets: ['10.0.1.98'] }));
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
+    assert.is(r.code, 0, r.stderr);
+    const answers = await readAnswers(c.out);
+    assert.not.ok(answers?.names.has('www.google.com'));
+    assert.equal(answers?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
+    const warnings = logLines(r.stderr).filter((l) => l.level === 'warn').map((l) => String(l.msg));
+    assert.ok(warnings.some((m) => m.includes(`${DNSRECORD_NS}/hijack spec.dnsName`) && m.includes('outside the cluster domain')), warnings.join('\n'));
+    assert.ok(warnings.some((m) => m.includes(`${DNSRECORD_NS}/api-int spec.dnsName`) && m.includes("API names")), warnings.join('\n'));
   });
 });
 

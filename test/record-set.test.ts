@@ -83,11 +83,18 @@ test('exact names come before wildcards, and a deeper wildcard before a shallowe
   assert.equal(names, [`console.apps.${D}`, `api-int.${D}`, `api.${D}`, `*.shard.apps.${D}`, `*.apps.${D}`]);
 });
 
-test('an extra record for an LB name adds its targets to that name', () => {
+test('an extra record named like the ingress wildcard does not change the *.apps addresses', () => {
   const s = spec({ extraRecords: [{ name: `*.apps.${D}`, targets: [ip('10.0.1.31')], source: 'dnsrecord/x/y' }] });
   const r = record(`*.apps.${D}`, s);
-  assert.equal(r.v4, ['10.0.1.30', '10.0.1.31']);
+  assert.equal(r.v4, ['10.0.1.30']);
   assert.is(r.source, 'ingress');
+});
+
+test('an extra record named like an LB does not serve that name while the LB has no address', () => {
+  const s = spec({ lbs: { ...spec().lbs, ingress: [] }, extraRecords: [{ name: `*.apps.${D}`, targets: [ip('10.0.1.31')], source: 'dnsrecord/x/y' }] });
+  const { recordSet, empty } = buildRecordSet(s, new Map());
+  assert.not.ok(recordSet.names.some((n) => n.name === `*.apps.${D}`));
+  assert.ok(empty.includes(`*.apps.${D}`));
 });
 
 test("a hostname's A and AAAA addresses merge with the IP literals of the same LB", () => {
@@ -152,6 +159,48 @@ test('more than 16 addresses after resolution are refused, naming the record', (
     assert.is((err as ValidationError).field, `api.${D}`);
     assert.match((err as Error).message, /has 17 addresses, more than the limit of 16/);
   }
+});
+
+test('with the record set served before, a name whose new hostname has not resolved keeps its previous addresses', () => {
+  const previous = buildRecordSet(spec(), new Map()).recordSet;
+  const s = spec({ lbs: { ...spec().lbs, ingress: [host('router-b.example.net')] } });
+  const { recordSet, empty, held } = buildRecordSet(s, new Map(), { previous });
+  assert.equal(recordSet.names.find((n) => n.name === `*.apps.${D}`)?.v4, ['10.0.1.30']);
+  assert.equal(empty, []);
+  assert.equal(held, [{ name: `*.apps.${D}`, reason: 'has no resolved address yet' }]);
+});
+
+test('with the record set served before, a name over 16 addresses keeps its previous addresses instead of failing the whole set', () => {
+  const previous = buildRecordSet(spec(), new Map()).recordSet;
+  const s = spec({ lbs: { ...spec().lbs, api: [host('lb.example.net')] } });
+  const v4 = Array.from({ length: 17 }, (_, i) => `10.0.0.${i + 100}`);
+  const { recordSet, held } = buildRecordSet(s, resolutions({ hostname: 'lb.example.net', v4, v6: [], ttlSeconds: 60 }), { previous });
+  assert.equal(recordSet.names.find((n) => n.name === `api.${D}`)?.v4, ['10.0.0.10']);
+  assert.equal(held, [{ name: `api.${D}`, reason: 'has 17 addresses, more than the limit of 16' }]);
+});
+
+test('with the record set served before, a name over 16 addresses that was not served before is left out, not failed', () => {
+  const previous = buildRecordSet(spec({ lbs: { ...spec().lbs, api: [] } }), new Map()).recordSet;
+  const s = spec({ lbs: { ...spec().lbs, api: [host('lb.example.net')] } });
+  const v4 = Array.from({ length: 17 }, (_, i) => `10.0.0.${i + 100}`);
+  const { recordSet, empty, held } = buildRecordSet(s, resolutions({ hostname: 'lb.example.net', v4, v6: [], ttlSeconds: 60 }), { previous });
+  assert.not.ok(recordSet.names.some((n) => n.name === `api.${D}`));
+  assert.equal(empty, [`api.${D}`]);
+  assert.equal(held, [{ name: `api.${D}`, reason: 'has 17 addresses, more than the limit of 16; not served' }]);
+});
+
+test('with the record set served before, an LB the cluster no longer lists any endpoint for is dropped, not held', () => {
+  const previous = buildRecordSet(spec(), new Map()).recordSet;
+  const { recordSet, empty, held } = buildRecordSet(spec({ lbs: { ...spec().lbs, ingress: [] } }), new Map(), { previous });
+  assert.not.ok(recordSet.names.some((n) => n.name === `*.apps.${D}`));
+  assert.equal(empty, [`*.apps.${D}`]);
+  assert.equal(held, []);
+});
+
+test('without the record set served before (one-shot commands), over 16 addresses is still refused', () => {
+  const s = spec({ lbs: { ...spec().lbs, api: [host('lb.example.net')] } });
+  const v4 = Array.from({ length: 17 }, (_, i) => `10.0.0.${i + 100}`);
+  assert.throws(() => buildRecordSet(s, resolutions({ hostname: 'lb.example.net', v4, v6: [], ttlSeconds: 60 }), {}), (err: unknown) => err instanceof ValidationError);
 });
 
 test('a node is served under its short name and under the cluster domain', () => {

@@ -11,6 +11,7 @@ function collector() {
 }
 
 const NS = 'openshift-ingress-operator';
+const DOMAIN = 'c1.example.com';
 
 function record(name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): DNSRecord {
   return { metadata: { namespace: NS, name, ...metadata }, spec: { dnsManagementPolicy: 'Managed', ...spec } };
@@ -21,7 +22,7 @@ const ip = (ip: string) => ({ kind: 'ip', ip });
 
 test('a Managed A record is served under its name, lower case without the trailing dot', () => {
   const { warn, warnings } = collector();
-  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.Apps.C1.example.com.', recordType: 'A', targets: ['203.0.113.7', '203.0.113.8'] })], warn);
+  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.Apps.C1.example.com.', recordType: 'A', targets: ['203.0.113.7', '203.0.113.8'] })], warn, DOMAIN);
   assert.equal(c, {
     extraRecords: [{ name: '*.apps.c1.example.com', targets: [ip('203.0.113.7'), ip('203.0.113.8')], source: `dnsrecord/${NS}/default-wildcard` }],
     unmanaged: [],
@@ -31,7 +32,7 @@ test('a Managed A record is served under its name, lower case without the traili
 
 test('a CNAME record (AWS) is served through its target host name', () => {
   const { warn, warnings } = collector();
-  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'CNAME', targets: ['a1b2.elb.us-east-1.amazonaws.com'] })], warn);
+  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'CNAME', targets: ['a1b2.elb.us-east-1.amazonaws.com'] })], warn, DOMAIN);
   assert.equal(c.extraRecords?.[0]?.targets, [{ kind: 'hostname', hostname: 'a1b2.elb.us-east-1.amazonaws.com' }]);
   assert.equal(warnings, []);
 });
@@ -39,19 +40,19 @@ test('a CNAME record (AWS) is served through its target host name', () => {
 test('a record without dnsManagementPolicy is Managed, the CRD default', () => {
   const { warn } = collector();
   const r: DNSRecord = { metadata: { namespace: NS, name: 'r' }, spec: { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] } };
-  assert.equal(dnsRecordsContribution([r], warn).extraRecords?.map((e) => e.name), ['x.c1.example.com']);
+  assert.equal(dnsRecordsContribution([r], warn, DOMAIN).extraRecords?.map((e) => e.name), ['x.c1.example.com']);
 });
 
 test('an Unmanaged record is reported, not served, without a warning', () => {
   const { warn, warnings } = collector();
-  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'A', targets: ['203.0.113.7'], dnsManagementPolicy: 'Unmanaged' })], warn);
+  const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'A', targets: ['203.0.113.7'], dnsManagementPolicy: 'Unmanaged' })], warn, DOMAIN);
   assert.equal(c, { extraRecords: [], unmanaged: [{ name: '*.apps.c1.example.com', source: `dnsrecord/${NS}/default-wildcard` }] });
   assert.equal(warnings, []);
 });
 
 test('an unknown dnsManagementPolicy is not served, with a warning', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'], dnsManagementPolicy: 'Sometimes' })], warn);
+  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'], dnsManagementPolicy: 'Sometimes' })], warn, DOMAIN);
   assert.equal(c, { extraRecords: [], unmanaged: [] });
   assert.match(messages()[0] ?? '', /^dnsrecord openshift-ingress-operator\/r spec\.dnsManagementPolicy: "Sometimes"/);
 });
@@ -59,21 +60,73 @@ test('an unknown dnsManagementPolicy is not served, with a warning', () => {
 test('a record being deleted is not served, without a warning', () => {
   const { warn, warnings } = collector();
   const r = record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'A', targets: ['203.0.113.7'] }, { deletionTimestamp: '2025-01-01T00:00:00Z' });
-  assert.equal(dnsRecordsContribution([r], warn), { extraRecords: [], unmanaged: [] });
+  assert.equal(dnsRecordsContribution([r], warn, DOMAIN), { extraRecords: [], unmanaged: [] });
   assert.equal(warnings, []);
 });
 
 test('a wildcard anywhere but the leftmost label is refused with a warning naming spec.dnsName', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([record('r', { dnsName: 'apps.*.c1.example.com.', recordType: 'A', targets: ['10.0.0.1'] })], warn);
+  const c = dnsRecordsContribution([record('r', { dnsName: 'apps.*.c1.example.com.', recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
   assert.equal(c.extraRecords, []);
   assert.ok(messages()[0]?.startsWith(`dnsrecord ${NS}/r spec.dnsName: "apps.*.c1.example.com."`), messages()[0]);
+});
+
+test('a name outside the cluster domain is refused with a warning naming the record and the domain', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: 'www.google.com.', recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
+  assert.equal(c.extraRecords, []);
+  assert.equal(messages(), [`dnsrecord ${NS}/r spec.dnsName: "www.google.com." is outside the cluster domain ${DOMAIN}; record not served`]);
+});
+
+test('a wildcard over a whole top-level domain (*.com) is refused with a warning', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: '*.com.', recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
+  assert.equal(c.extraRecords, []);
+  assert.match(messages()[0] ?? '', `dnsrecord ${NS}/r spec.dnsName: "*.com." is outside the cluster domain`);
+});
+
+test('a name that only ends in the same letters as the domain is outside it', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: `x${DOMAIN}`, recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
+  assert.equal(c.extraRecords, []);
+  assert.match(messages()[0] ?? '', 'is outside the cluster domain');
+});
+
+for (const api of ['api-int', 'api']) {
+  test(`${api}.<domain> is refused with a warning: only the API LBs answer for it`, () => {
+    const { warn, messages } = collector();
+    const c = dnsRecordsContribution([record('r', { dnsName: `${api}.${DOMAIN}.`, recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
+    assert.equal(c.extraRecords, []);
+    assert.match(messages()[0] ?? '', `dnsrecord ${NS}/r spec.dnsName: "${api}.${DOMAIN}." is one of the cluster's API names`);
+  });
+}
+
+test('a wildcard for the whole domain is refused with a warning: it would cover the API names', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: `*.${DOMAIN}.`, recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
+  assert.equal(c.extraRecords, []);
+  assert.match(messages()[0] ?? '', `"*.${DOMAIN}." is a wildcard covering the cluster's API names`);
+});
+
+test('names under the cluster domain, wildcard or not, are served without a warning', () => {
+  const { warn, warnings } = collector();
+  const c = dnsRecordsContribution(
+    [
+      record('a', { dnsName: `*.apps2.${DOMAIN}.`, recordType: 'A', targets: ['10.0.2.40'] }),
+      record('b', { dnsName: `console.${DOMAIN}.`, recordType: 'A', targets: ['10.0.2.41'] }),
+      record('c', { dnsName: `x.api.${DOMAIN}.`, recordType: 'A', targets: ['10.0.2.42'] }),
+    ],
+    warn,
+    DOMAIN,
+  );
+  assert.equal(c.extraRecords?.map((e) => e.name), [`*.apps2.${DOMAIN}`, `console.${DOMAIN}`, `x.api.${DOMAIN}`]);
+  assert.equal(warnings, []);
 });
 
 for (const bad of ['a{b.example.com', 'x"y.example.com', 'a b.example.com', '{{ .Name }}', 'a.example.com\nb.example.com']) {
   test(`a dnsName carrying Corefile syntax (${JSON.stringify(bad)}) is refused with a warning`, () => {
     const { warn, messages } = collector();
-    const c = dnsRecordsContribution([record('r', { dnsName: bad, recordType: 'A', targets: ['10.0.0.1'] })], warn);
+    const c = dnsRecordsContribution([record('r', { dnsName: bad, recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
     assert.equal(c.extraRecords, []);
     assert.is(messages().length, 1);
     assert.ok(messages()[0]?.startsWith(`dnsrecord ${NS}/r spec.dnsName`), messages()[0]);
@@ -82,49 +135,49 @@ for (const bad of ['a{b.example.com', 'x"y.example.com', 'a b.example.com', '{{ 
 
 test('a record whose object name could break the Corefile comment it ends up in is refused', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([record('x\n}', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] })], warn);
+  const c = dnsRecordsContribution([record('x\n}', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
   assert.equal(c.extraRecords, []);
   assert.match(messages()[0] ?? '', /metadata: .*is not a valid namespace and name/);
 });
 
 test('an IPv6 target in an A record is skipped with a warning, the other targets kept', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([wildcardA(['fd00::7', '203.0.113.7'])], warn);
+  const c = dnsRecordsContribution([wildcardA(['fd00::7', '203.0.113.7'])], warn, DOMAIN);
   assert.equal(c.extraRecords?.[0]?.targets, [ip('203.0.113.7')]);
   assert.ok(messages()[0]?.startsWith(`dnsrecord ${NS}/default-wildcard spec.targets[0]: "fd00::7" is an IPv6 address in an A record`), messages()[0]);
 });
 
 test('a host name target in an A record is skipped with a warning', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([wildcardA(['lb.example.com', '203.0.113.7'])], warn);
+  const c = dnsRecordsContribution([wildcardA(['lb.example.com', '203.0.113.7'])], warn, DOMAIN);
   assert.equal(c.extraRecords?.[0]?.targets, [ip('203.0.113.7')]);
   assert.match(messages()[0] ?? '', /host name in an A record/);
 });
 
 test('an IP target in a CNAME record is skipped with a warning', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'CNAME', targets: ['203.0.113.7', 'lb.example.com'] })], warn);
+  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'CNAME', targets: ['203.0.113.7', 'lb.example.com'] })], warn, DOMAIN);
   assert.equal(c.extraRecords?.[0]?.targets, [{ kind: 'hostname', hostname: 'lb.example.com' }]);
   assert.match(messages()[0] ?? '', /spec\.targets\[0\].*IP address in a CNAME record/);
 });
 
 test('a recordType outside the CRD enum (AAAA) is not served, with a warning', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'AAAA', targets: ['fd00::1'] })], warn);
+  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'AAAA', targets: ['fd00::1'] })], warn, DOMAIN);
   assert.equal(c.extraRecords, []);
   assert.match(messages()[0] ?? '', /spec\.recordType: "AAAA" is not A or CNAME/);
 });
 
 test('malformed and empty targets are skipped with a warning each', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([wildcardA(['010.0.0.1', '10.0.0.256', 'fe80::1%eth0', '', '10.0.0.9'])], warn);
+  const c = dnsRecordsContribution([wildcardA(['010.0.0.1', '10.0.0.256', 'fe80::1%eth0', '', '10.0.0.9'])], warn, DOMAIN);
   assert.equal(c.extraRecords?.[0]?.targets, [ip('10.0.0.9')]);
   assert.equal(messages().map((m) => m.split(':')[0]), [0, 1, 2, 3].map((i) => `dnsrecord ${NS}/default-wildcard spec.targets[${i}]`));
 });
 
 test('a record with no valid target is not served, with a warning', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([wildcardA(['10.0.0.1 }']), wildcardA([])], warn);
+  const c = dnsRecordsContribution([wildcardA(['10.0.0.1 }']), wildcardA([])], warn, DOMAIN);
   assert.equal(c.extraRecords, []);
   assert.is(messages().length, 3);
   assert.match(messages()[1] ?? '', /spec\.targets: .*no usable target; record not served/);
@@ -133,7 +186,7 @@ test('a record with no valid target is not served, with a warning', () => {
 
 test('duplicate targets within a record are kept once with a warning', () => {
   const { warn, messages } = collector();
-  const c = dnsRecordsContribution([wildcardA(['10.0.0.1', '10.0.0.1'])], warn);
+  const c = dnsRecordsContribution([wildcardA(['10.0.0.1', '10.0.0.1'])], warn, DOMAIN);
   assert.equal(c.extraRecords?.[0]?.targets, [ip('10.0.0.1')]);
   assert.match(messages()[0] ?? '', /spec\.targets\[1\]: "10\.0\.0\.1" repeats/);
 });
@@ -146,6 +199,7 @@ test('records naming the same DNS name are merged: targets combined, both source
       record('b', { dnsName: 'X.c1.example.com', recordType: 'A', targets: ['10.0.0.2', '10.0.0.3'] }),
     ],
     warn,
+    DOMAIN,
   );
   assert.equal(c.extraRecords, [
     { name: 'x.c1.example.com', targets: [ip('10.0.0.1'), ip('10.0.0.2'), ip('10.0.0.3')], source: `dnsrecord/${NS}/a, dnsrecord/${NS}/b` },
@@ -158,6 +212,7 @@ test('more than 16 targets for one name are capped at 16 with a warning', () => 
   const c = dnsRecordsContribution(
     [record('a', { dnsName: 'x.c1.example.com', recordType: 'A', targets: many(1) }), record('b', { dnsName: 'x.c1.example.com', recordType: 'A', targets: many(11) })],
     warn,
+    DOMAIN,
   );
   assert.is(c.extraRecords?.[0]?.targets.length, 16);
   assert.is(messages().length, 1);
@@ -169,6 +224,7 @@ test('extra records come out sorted by name', () => {
   const c = dnsRecordsContribution(
     [record('b', { dnsName: 'z.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] }), record('a', { dnsName: 'a.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] })],
     warn,
+    DOMAIN,
   );
   assert.equal(c.extraRecords?.map((e) => e.name), ['a.c1.example.com', 'z.c1.example.com']);
 });

@@ -33,17 +33,27 @@ test('each platform reads its own platformStatus key', () => {
   assert.is(platformStatusKey('Azure'), 'azure');
 });
 
-test('ClusterHosted lists become ip endpoints for api-int, api and ingress', () => {
+test('ClusterHosted lists become ip endpoints for api-int and api', () => {
   const { warn, warnings } = collector();
   const c = infrastructureContribution(
     infra('AWS', 'aws', {
       dnsType: 'ClusterHosted',
-      clusterHosted: { apiIntLoadBalancerIPs: ['10.0.0.10', '10.0.0.11'], apiLoadBalancerIPs: ['203.0.113.5'], ingressLoadBalancerIPs: ['2001:DB8::7'] },
+      clusterHosted: { apiIntLoadBalancerIPs: ['10.0.0.10', '10.0.0.11'], apiLoadBalancerIPs: ['2001:DB8::5'] },
     }),
     warn,
   );
-  assert.equal(c, { lbs: { 'api-int': [ip('10.0.0.10'), ip('10.0.0.11')], api: [ip('203.0.113.5')], ingress: [ip('2001:db8::7')] } });
+  assert.equal(c, { lbs: { 'api-int': [ip('10.0.0.10'), ip('10.0.0.11')], api: [ip('2001:db8::5')] } });
   assert.equal(warnings, []);
+});
+
+test('ingressLoadBalancerIPs says nothing about ingress: the router Service does, and a stale copy must not outlive it', () => {
+  const { warn, warnings } = collector();
+  const c = infrastructureContribution(
+    infra('AWS', 'aws', { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.0.0.10'], ingressLoadBalancerIPs: ['10.0.1.30', '10.0.1.30 }'] } }),
+    warn,
+  );
+  assert.equal(c.lbs?.ingress, undefined);
+  assert.equal(warnings, [], 'the unread list is not even validated');
 });
 
 test('GCP lists are read from platformStatus.gcp', () => {
@@ -55,7 +65,7 @@ test('GCP lists are read from platformStatus.gcp', () => {
 test('under ClusterHosted a missing list is an empty one', () => {
   const { warn, warnings } = collector();
   const c = infrastructureContribution(infra('AWS', 'aws', { dnsType: 'ClusterHosted' }), warn);
-  assert.equal(c, { lbs: { 'api-int': [], api: [], ingress: [] } });
+  assert.equal(c, { lbs: { 'api-int': [], api: [] } });
   assert.equal(warnings, []);
 });
 
@@ -103,10 +113,10 @@ test('empty, malformed and duplicate IPs are skipped with warnings naming the li
 test('Corefile syntax in a list entry is skipped with a warning', () => {
   const { warn, messages } = collector();
   const c = infrastructureContribution(
-    infra('AWS', 'aws', { dnsType: 'ClusterHosted', clusterHosted: { ingressLoadBalancerIPs: ['10.0.0.1 }', '{{ .Name }}', '10.0.0.2\nlog'] } }),
+    infra('AWS', 'aws', { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.0.0.1 }', '{{ .Name }}', '10.0.0.2\nlog'] } }),
     warn,
   );
-  assert.equal(c.lbs?.ingress, []);
+  assert.equal(c.lbs?.['api-int'], []);
   assert.is(messages().length, 3);
 });
 

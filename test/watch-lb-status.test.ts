@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -27,6 +27,7 @@ import {
   type RunningMonitor,
 } from './support/cluster-fixture.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
+import type { PolicyRule } from './support/kube-api-server.js';
 import { runLbdns } from './support/run-cli.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -371,6 +372,57 @@ test('untrusted Service status entries are skipped with a warning and never rend
     assert.is(at(4).length, 1, 'the hostname with a brace');
     assert.is(at(1).length, 0, 'the good entry');
   });
+});
+
+test('a Corefile write that fails is retried by itself, with no further cluster change', async () => {
+  await withMonitor({}, async (c, m) => {
+    await firstRender(c);
+    // A directory where the Corefile belongs: the next write fails as a full or read-only disk would.
+    await rm(c.out);
+    await mkdir(c.out);
+    await writeFile(join(c.out, 'blocker'), '');
+    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    await until('a failed write', () => m.logs().some((l) => l.level === 'error' && String(l.msg).startsWith('writing the Corefile failed')));
+    await rm(c.out, { recursive: true });
+    await until('the Corefile written by a retry', () => served(c, APPS, 'A 10.0.1.99'), 4000);
+  });
+});
+
+test('a Corefile edited by hand is rewritten at the next computation, even one that changes nothing served', async () => {
+  await withMonitor({}, async (c) => {
+    await firstRender(c);
+    const good = await readFile(c.out, 'utf8');
+    await writeFile(c.out, `${good}\n# edited by hand\n`);
+    // A label is nothing lbdns serves: the rendering stays the same, only a computation runs.
+    c.server.mergePatch(ROUTER, { metadata: { labels: { touched: 'yes' } } });
+    await until('the Corefile restored', async () => (await readFile(c.out, 'utf8')) === good, 4000);
+  });
+});
+
+const ALL_BUT_NODES: PolicyRule[] = [
+  { verbs: ['get', 'list', 'watch'], apiGroups: ['config.openshift.io'], resources: ['infrastructures', 'dnses'] },
+  { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['configmaps', 'services'] },
+  { verbs: ['get', 'list', 'watch'], apiGroups: ['ingress.operator.openshift.io'], resources: ['dnsrecords'] },
+];
+
+test('watch-lb-status without the right to list nodes exits 2 within seconds, naming the resource', async () => {
+  const cluster = await startCluster({ server: { rules: ALL_BUT_NODES } });
+  try {
+    const run = runLbdns(['watch-lb-status', cluster.kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--metrics-addr', '127.0.0.1:0']);
+    const r = await Promise.race([run, sleep(4000).then(() => undefined)]);
+    if (r === undefined) {
+      // Still running: end it as the kubelet would, so the test process can exit.
+      process.emit('SIGTERM');
+      await run;
+      assert.unreachable('still running 4 s after start without the right to list nodes');
+      return;
+    }
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, /lbdns: error: list nodes: forbidden \(.*cannot list resource "nodes"/);
+    assert.not.ok(await readAnswers(cluster.out), 'no Corefile written');
+  } finally {
+    await cluster.close();
+  }
 });
 
 test.run();

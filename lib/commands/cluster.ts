@@ -1,13 +1,13 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startClusterSources, type ObjectRef, type SourcePurpose } from '../cluster-sources.js';
 import type { RawConfig } from '../config.js';
-import { ValidationError } from '../errors.js';
+import { ConfigError, ValidationError } from '../errors.js';
 import { loadKubeConfig } from '../kube/client.js';
 import { readClusterIdentity, type ClusterIdentity } from '../kube/identity.js';
 import { loadRawConfig, specFromRaw } from '../local-inputs.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { LB_NAMES, type ClusterSpec, type LbName } from '../model.js';
+import { LB_NAMES, type ClusterSpec, type LbName, type Role } from '../model.js';
 import { Monitor, type DesiredState, type MonitorOptions } from '../monitor.js';
 import { ResolutionCache } from '../resolution-cache.js';
 import { HostResolver } from '../resolve.js';
@@ -51,6 +51,18 @@ export interface PrepareOptions {
   readonly check?: (raw: RawConfig) => void;
 }
 
+/**
+ * Off AWS, GCP and Azure there is neither an installer LB config ConfigMap nor an
+ * Infrastructure LB list, so no source can ever name api-int: waiting would only end in
+ * --wait-timeout's "has no address".
+ */
+function unsupportedPlatform(platformType: unknown, role: Role): ConfigError {
+  const flags = role === 'bootstrap' ? '--api-int-lb' : '--api-int-lb (and --api-lb)';
+  return new ConfigError(
+    `infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(platformType ?? null)} is not one whose API LBs lbdns can read from the cluster (AWS, GCP, Azure), so nothing would give api-int an address; pass ${flags} (or loadBalancers in --config), or name a ConfigMap holding them with --lb-config NAMESPACE/NAME`,
+  );
+}
+
 /** Local inputs plus what the cluster says about itself (domain, platform), read once. */
 export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger, opts: PrepareOptions = {}): Promise<ClusterContext> {
   const raw = await loadRawConfig(inputs);
@@ -66,7 +78,11 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   const spec = await specFromRaw({ ...raw, domain }, log, opts.upstreams !== false);
   const lbs = new Set(LB_NAMES.filter((lb) => spec.lbs[lb].length > 0));
   const lbConfig = explicitLbConfig ?? (identity.platform ? defaultLbConfigRef(identity.platform) : undefined);
-  if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: identity.platform ?? 'unknown' });
+  const platformType = identity.infrastructure?.status?.platformStatus?.type;
+  if (identity.infrastructure !== undefined && lbConfig === undefined && !lbs.has('api-int')) {
+    throw unsupportedPlatform(platformType, spec.role);
+  }
+  if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: platformType ?? 'unknown' });
   return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig };
 }
 
@@ -94,10 +110,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   const { log, metrics } = opts;
   let monitor: Monitor | undefined;
   const schedule = () => monitor?.schedule();
-  const resolver = new HostResolver({
-    servers: opts.dnsServers,
-    onRetry: (info) => metrics?.resolveFailures.inc({ reason: info.reason }),
-  });
+  const resolver = new HostResolver({ servers: opts.dnsServers });
   const resolutions = new ResolutionCache({
     resolver,
     minRefreshSeconds: opts.minRefreshSeconds,
@@ -113,6 +126,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   const sources = await startClusterSources({
     kc: ctx.kc,
     role: ctx.spec.role,
+    domain: ctx.spec.domain,
     purpose: opts.purpose,
     wanted: opts.wanted ?? new Set(LB_NAMES),
     ingressService: ctx.ingressService,

@@ -1,4 +1,4 @@
-import { loadLocalInputs } from '../local-inputs.js';
+import { lbResolvers, loadLocalInputs } from '../local-inputs.js';
 import type { Logger } from '../log.js';
 import type { RawConfig } from '../config.js';
 import type { ClusterSpec, RecordSet, Resolution } from '../model.js';
@@ -28,13 +28,15 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   if (cluster === undefined) {
     const { raw, spec } = await loadLocalInputs(inputs, log, opts.upstreams !== false);
     requireLbs(spec);
-    const resolutions = await resolveAll(spec, new HostResolver({ servers: raw.dnsServers }));
+    const resolutions = await resolveAll(spec, new HostResolver({ servers: lbResolvers(raw, spec) }));
     return { raw, spec, resolutions, ...buildRecordSet(spec, resolutions), unmanaged: [] };
   }
+  // One --wait-timeout for the whole command, not one for reading the cluster and another for the data.
+  const deadline = Date.now() + cluster.waitTimeoutMs;
   const ctx = await prepareCluster(inputs, cluster, log, opts);
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: ctx.raw.dnsServers, sink: async () => undefined });
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink: async () => undefined });
   try {
-    const state = await monitor.whenComplete(cluster.waitTimeoutMs);
+    const state = await monitor.whenComplete(Math.max(0, deadline - Date.now()));
     return { raw: ctx.raw, ...state };
   } finally {
     await monitor.stop();

@@ -1,8 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-write.js';
-import { ConfigError, EXIT } from '../errors.js';
+import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../health-server.js';
-import { DEFAULT_RESOLV_CONF, specFromRaw } from '../local-inputs.js';
+import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../local-inputs.js';
 import { createMetrics } from '../metrics.js';
 import type { RecordSet } from '../model.js';
 import type { RawConfig } from '../config.js';
@@ -26,6 +25,11 @@ export interface WatchLbStatusOptions extends CommandInputs {
   /** See PipelineOptions.minRefreshSeconds; not a flag, since a real resolver's TTLs are what to follow. */
   readonly minRefreshSeconds?: number;
 }
+
+const WRITE_RETRY_MIN_MS = 1000;
+const WRITE_RETRY_MAX_MS = 60_000;
+/** The longest a Node timer takes: "wait for the first complete state, however long". */
+const FOREVER_MS = 2 ** 31 - 1;
 
 /** Keeps the Corefile equal to what the cluster and DNS say, until SIGTERM. */
 export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<number> {
@@ -52,11 +56,13 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const out = requireOut(ctx.raw);
   const template = await loadTemplate(ctx.raw.template);
 
-  let lastText = await readFile(out, 'utf8').catch(() => undefined);
   let lastSet: RecordSet | undefined;
   // Ready means a complete Corefile is on disk, not merely that a state was computed.
   let onDisk = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let retryMs = WRITE_RETRY_MIN_MS;
   const sink = async (state: DesiredState): Promise<void> => {
+    clearTimeout(retryTimer);
     let text: string;
     try {
       text = renderCorefile(state.recordSet, template.text, template.source);
@@ -67,30 +73,30 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     }
     metrics.recordsServed.set({ kind: 'lb' }, state.recordSet.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
     metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
-    if (text === lastText) {
-      metrics.renders.inc({ result: 'unchanged' });
-    } else {
-      let written: boolean;
-      try {
-        ({ written } = await writeFileAtomic(out, text));
-      } catch (err) {
-        metrics.renders.inc({ result: 'failed' });
-        log.error('writing the Corefile failed; the previous file is intact and the write is retried on the next change', { error: (err as Error).message });
-        return;
-      }
-      lastText = text;
-      metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
-      if (written) {
-        metrics.lastChange.set(Date.now() / 1000);
-        log.info('Corefile written', { path: out, changes: recordChanges(lastSet, state.recordSet), notServed: state.empty });
-      }
+    // writeFileAtomic compares with the bytes on disk, so a file changed behind lbdns's back is
+    // put right at the next computation, and an unchanged one is not touched.
+    let written: boolean;
+    try {
+      ({ written } = await writeFileAtomic(out, text));
+    } catch (err) {
+      metrics.renders.inc({ result: 'failed' });
+      log.error('writing the Corefile failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: retryMs });
+      retryTimer = setTimeout(() => monitor.schedule(), retryMs);
+      retryMs = Math.min(retryMs * 2, WRITE_RETRY_MAX_MS);
+      return;
+    }
+    retryMs = WRITE_RETRY_MIN_MS;
+    metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
+    if (written) {
+      metrics.lastChange.set(Date.now() / 1000);
+      log.info('Corefile written', { path: out, changes: recordChanges(lastSet, state.recordSet), notServed: state.empty });
     }
     lastSet = state.recordSet;
     onDisk = true;
     metrics.ready.set(1);
   };
 
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, dnsServers: ctx.raw.dnsServers, minRefreshSeconds: opts.minRefreshSeconds, sink });
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, dnsServers: lbResolvers(ctx.raw, ctx.spec), minRefreshSeconds: opts.minRefreshSeconds, sink });
   const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet');
   opts.onListening?.(health.address);
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
@@ -111,8 +117,18 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     log.warn('cannot watch resolv.conf; upstream changes need a restart', { path: resolvConf, error: (err as Error).message });
   }
 
-  log.info('stopping', { why: await stop.stopped });
+  // Missing RBAC at start is a configuration error (exit 2), as for the one-shot commands;
+  // once running, a revoked rule only makes the watch retry with the cache kept.
+  const denied = monitor.whenComplete(FOREVER_MS).then(
+    () => undefined,
+    (err: unknown) => (err instanceof KubeAccessError ? err : undefined),
+  );
+  const deniedOrStopped = denied.then((err): Promise<string | KubeAccessError> | KubeAccessError => err ?? stop.stopped);
+  const ending = await Promise.race([stop.stopped, deniedOrStopped]);
+  log.info('stopping', { why: typeof ending === 'string' ? ending : ending.message });
+  clearTimeout(retryTimer);
   resolvWatch?.close();
   await Promise.all([monitor.stop(), health.close()]);
+  if (typeof ending !== 'string') throw ending;
   return EXIT.ok;
 }

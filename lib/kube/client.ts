@@ -45,10 +45,17 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: its current context "${kc.getCurrentContext()}" names no cluster; set current-context`);
+  let server: URL;
   try {
-    new URL(cluster.server);
+    server = new URL(cluster.server);
   } catch {
     throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: cluster "${cluster.name}" has no valid server URL (${JSON.stringify(cluster.server)})`);
+  }
+  // client-node refuses every request to such a server, which would look like an API outage retried until --wait-timeout.
+  if (server.protocol === 'http:' && !cluster.skipTLSVerify && !cluster.proxyUrl) {
+    throw new ConfigError(
+      `kubeconfig ${path ?? '(in-cluster)'}: cluster "${cluster.name}" server ${JSON.stringify(cluster.server)} is plain HTTP, which the Kubernetes client refuses unless the cluster entry sets insecure-skip-tls-verify: true; use the API server's https:// URL`,
+    );
   }
   return kc;
 }

@@ -7,7 +7,7 @@ import { kubeModule } from './client.js';
 /** One page of a list: what `list` is asked for when the collection is listed in pages. */
 export interface ListPage {
   readonly limit?: number;
-  readonly _continue?: string;
+  readonly continue?: string;
 }
 
 export interface WatchOptions<T extends KubernetesObject> {
@@ -20,7 +20,7 @@ export interface WatchOptions<T extends KubernetesObject> {
   readonly list: (page: ListPage) => Promise<KubernetesListObject<T>>;
   /**
    * List in pages of this many objects (default: one request). A large collection in one
-   * response is held at once as text, as parsed JSON and as client-node's typed copy.
+   * response is held all at once, as text and as parsed JSON.
    */
   readonly pageSize?: number;
   /**
@@ -89,7 +89,7 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     let page = await opts.list(pageSize === undefined ? {} : { limit: pageSize });
     const items = page.items.map(keep);
     for (let next = continueOf(page); pageSize !== undefined && next !== undefined; next = continueOf(page)) {
-      page = await opts.list({ limit: pageSize, _continue: next });
+      page = await opts.list({ limit: pageSize, continue: next });
       for (const item of page.items) items.push(keep(item));
     }
     return { ...page, items };
@@ -159,10 +159,9 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
   };
 }
 
-/** Typed lists (client-node's deserializer) carry the token as `_continue`, plain JSON ones as `continue`. */
+/** The token to the next page, as the API sends it (client-node's typed lists rename it `_continue`). */
 function continueOf(list: KubernetesListObject<KubernetesObject>): string | undefined {
-  const meta = list.metadata as { _continue?: unknown; continue?: unknown } | undefined;
-  const token = meta?._continue ?? meta?.continue;
+  const token = (list.metadata as { continue?: unknown } | undefined)?.continue;
   return typeof token === 'string' && token !== '' ? token : undefined;
 }
 

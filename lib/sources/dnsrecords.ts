@@ -50,6 +50,21 @@ function nameOf(record: DNSRecord, object: string, warn: Warn): string | undefin
   return validated(where, value, warn, () => validateDnsName(where, value, { allowWildcard: true, minLabels: 2 }), 'record not served');
 }
 
+/**
+ * Why the cluster's CoreDNS must not serve `name` for a DNSRecord, or undefined when it may.
+ * Every node resolves through that CoreDNS, so a record outside the cluster domain would
+ * take over a name of the wider world for the whole cluster, and one for api or api-int
+ * would redirect the API; ingress DNSRecords only ever name names under the domain.
+ */
+function outOfScope(name: string, domain: string): string | undefined {
+  const body = name.startsWith('*.') ? name.slice(2) : name;
+  if (body !== domain && !body.endsWith(`.${domain}`)) return `is outside the cluster domain ${domain}`;
+  const api = [`api.${domain}`, `api-int.${domain}`];
+  if (api.includes(name)) return `is one of the cluster's API names (${api.join(', ')}), which only the API LBs answer for`;
+  if (name === `*.${domain}`) return `is a wildcard covering the cluster's API names (${api.join(', ')}), which only the API LBs answer for`;
+  return undefined;
+}
+
 /** A target of the wrong kind for the record type is dropped, the record's other targets kept. */
 function targetOf(recordType: 'A' | 'CNAME', item: unknown, where: string, warn: Warn): Endpoint | undefined {
   const endpoint = endpointFromApi(item, where, warn);
@@ -88,15 +103,16 @@ function targetsOf(record: DNSRecord, object: string, warn: Warn): Located<Endpo
 }
 
 /**
- * Names to serve from DNSRecords. `Managed` ones (the CRD's default) become extra records:
- * A targets as IPv4 endpoints, CNAME targets as host names lbdns resolves itself, so a
- * CNAME is served as the addresses it leads to. `Unmanaged` ones are left to the admin and
+ * Names to serve from DNSRecords. `Managed` ones (the CRD's default) become extra records
+ * when their name lies within `domain` (the cluster's, lower case, no trailing dot) and is
+ * not an API name: A targets as IPv4 endpoints, CNAME targets as host names lbdns resolves
+ * itself, so a CNAME is served as the addresses it leads to. `Unmanaged` ones are left to the admin and
  * only reported; a record being deleted is neither. Records naming the same DNS name are
  * merged, not one chosen: a name has one answer set, so it carries all their targets
  * (repeats dropped, at most 16) and its source lists each record. `recordTTL` is not used:
  * lbdns serves every name with its own TTL.
  */
-export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn): SourceContribution {
+export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn, domain: string): SourceContribution {
   const managed = new Map<string, { targets: Located<Endpoint>[]; sources: string[] }>();
   const unmanaged: { name: string; source: string }[] = [];
   for (const record of records) {
@@ -117,6 +133,11 @@ export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn
     if (name === undefined) continue;
     if (policy === 'Unmanaged') {
       unmanaged.push({ name, source });
+      continue;
+    }
+    const refused = outOfScope(name, domain);
+    if (refused !== undefined) {
+      warnIgnored(warn, `${object} spec.dnsName`, record.spec?.dnsName, refused, 'record not served');
       continue;
     }
     const targets = targetsOf(record, object, warn);

@@ -44,9 +44,16 @@ export function platformOf(infra: Infrastructure | undefined): Platform | undefi
 }
 
 /**
- * The three `clusterHosted` IP lists, read only when `dnsType` is `ClusterHosted`: under
- * `PlatformDefault` the cloud's DNS serves these names and the object says nothing about
- * them, so neither does the contribution. Under `ClusterHosted`, a missing list is an empty one.
+ * The LBs whose `clusterHosted` lists the Corefile reads: api and api-int. The ingress list
+ * is a copy of the router Service's status, written by whoever last noticed a change; read
+ * beside the Service it would keep serving an old router IP until someone rewrites it.
+ */
+const SERVED_LISTS: readonly LbName[] = ['api-int', 'api'];
+
+/**
+ * The api and api-int `clusterHosted` IP lists, read only when `dnsType` is `ClusterHosted`:
+ * under `PlatformDefault` the cloud's DNS serves these names and the object says nothing
+ * about them, so neither does the contribution. Under `ClusterHosted`, a missing list is an empty one.
  */
 export function infrastructureContribution(infra: Infrastructure | undefined, warn: Warn): SourceContribution {
   const platform = platformOf(infra);
@@ -56,7 +63,8 @@ export function infrastructureContribution(infra: Infrastructure | undefined, wa
   if (config?.dnsType !== 'ClusterHosted') return {};
   const object = describeObject('infrastructure', infra?.metadata);
   const lbs: Partial<Record<LbName, { kind: 'ip'; ip: string }[]>> = {};
-  for (const [lb, list] of Object.entries(STATUS_LISTS) as [LbName, (typeof STATUS_LISTS)[LbName]][]) {
+  for (const lb of SERVED_LISTS) {
+    const list = STATUS_LISTS[lb];
     const where = `${object} status.platformStatus.${key}.cloudLoadBalancerConfig.clusterHosted.${list}`;
     lbs[lb] = ipsFromApi(config.clusterHosted?.[list], where, warn).map((ip) => ({ kind: 'ip', ip }));
   }

@@ -1,0 +1,80 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { watchCollection, type WatchedCollection } from '../lib/kube/informer.js';
+import { listJson } from '../lib/kube/list-json.js';
+import { createLogger } from '../lib/log.js';
+import { nodeProjection } from '../lib/sources/nodes.js';
+import { node, sleep, startCluster, until, type ClusterFixture } from './support/cluster-fixture.js';
+
+const quiet = createLogger({ write: () => true });
+
+interface Watched {
+  readonly collection: WatchedCollection<KubernetesObject>;
+  /** How many times the collection reported a change after its first list. */
+  changes(): number;
+}
+
+async function withNodes(nodes: Record<string, string[]>, pageSize: number | undefined, body: (c: ClusterFixture, w: Watched) => Promise<void>): Promise<void> {
+  const cluster = await startCluster({ nodes });
+  const kc = new KubeConfig();
+  kc.loadFromString(cluster.server.kubeconfig());
+  let reported = 0;
+  const collection = await watchCollection<KubernetesObject>({
+    kc,
+    name: 'nodes',
+    what: 'list nodes',
+    path: '/api/v1/nodes',
+    list: (page) => listJson(kc, '/api/v1/nodes', page),
+    ...(pageSize === undefined ? {} : { pageSize }),
+    project: (obj) => nodeProjection(obj as V1Node),
+    log: quiet,
+    onChange: () => {
+      reported += 1;
+    },
+  });
+  try {
+    await body(cluster, { collection, changes: () => reported - 1 });
+  } finally {
+    await collection.stop();
+    await cluster.close();
+  }
+}
+
+const NODES = { 'master-0': ['10.0.0.5'], 'master-1': ['10.0.0.6'], 'master-2': ['10.0.0.7'], 'worker-0': ['10.0.0.8'], 'worker-1': ['10.0.0.9'] };
+const names = (items: readonly KubernetesObject[]) => items.map((i) => i.metadata?.name).sort();
+
+test('a collection listed in pages holds every object, one request per page', async () => {
+  await withNodes(NODES, 2, async (c, w) => {
+    assert.equal(names(w.collection.items()), Object.keys(NODES));
+    const lists = c.server.requests.filter((r) => r.path === '/api/v1/nodes' && !r.watch);
+    assert.equal(lists.map((r) => r.query.limit), ['2', '2', '2']);
+  });
+});
+
+test('the cache keeps only what the projection keeps of each object', async () => {
+  await withNodes({ 'master-0': ['10.0.0.5'] }, undefined, async (_c, w) => {
+    const [cached] = w.collection.items() as V1Node[];
+    assert.equal(Object.keys(cached ?? {}).sort(), ['metadata', 'status']);
+    assert.equal(cached?.status?.addresses, [{ type: 'InternalIP', address: '10.0.0.5' }, { type: 'Hostname', address: 'master-0' }]);
+  });
+});
+
+test('an update that leaves the projection as it was is not reported', async () => {
+  await withNodes({ 'master-0': ['10.0.0.5'] }, undefined, async (c, w) => {
+    c.server.patchStatus({ resource: 'nodes', name: 'master-0' }, { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2026-11-20T10:00:00Z' }] });
+    await sleep(300);
+    assert.is(w.changes(), 0);
+  });
+});
+
+test('an update to what the projection keeps is reported, and cached', async () => {
+  await withNodes({ 'master-0': ['10.0.0.5'] }, undefined, async (c, w) => {
+    c.server.update(node('master-0', ['10.0.0.50']));
+    await until('the change to be reported', () => w.changes() === 1);
+    const [cached] = w.collection.items() as V1Node[];
+    assert.is(cached?.status?.addresses?.[0]?.address, '10.0.0.50');
+  });
+});
+
+test.run();
