@@ -8,7 +8,7 @@ import { CorefileWatcher, figure, mib, ms, progress, procStats, sleep, spawnMoni
 
 const NODES = 5000;
 const RECORDS = 100;
-const SETTLE_SECONDS = 30;
+const SETTLE_SECONDS = 60;
 const TARGET_MIB = 80;
 
 const nodeIp = (i: number): string => `10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`;

@@ -22,17 +22,21 @@ function internalIpsOf(node: V1Node, object: string, warn: Warn): string[] {
 }
 
 /**
+/**
  * What `nodesContribution` reads of a Node, and nothing else: the monitor keeps every Node of
- * the cluster for as long as it runs. Malformed values are kept as they came, so they are
- * still reported; addresses are rebuilt as plain `{type, address}` so an object from a list
- * (client-node's typed copy) and the same object from a watch event compare equal.
+ * the cluster for as long as it runs. An address it would skip without a word (another type,
+ * or not an object) becomes null, so the ones it reads keep their index for its warnings; a
+ * malformed list is kept as it came, so it is still reported.
  */
 export function nodeProjection(node: V1Node): V1Node {
   if (typeof node !== 'object' || node === null) return node;
   const { name, namespace, resourceVersion } = node.metadata ?? {};
   const addresses: unknown = node.status?.addresses;
   const kept = Array.isArray(addresses)
-    ? addresses.map((a: unknown) => (typeof a === 'object' && a !== null ? { type: (a as { type?: unknown }).type, address: (a as { address?: unknown }).address } : a))
+    ? addresses.map((a: unknown) => {
+        const entry = a as { type?: unknown; address?: unknown } | null;
+        return typeof entry === 'object' && entry !== null && entry.type === 'InternalIP' ? { type: entry.type, address: entry.address } : null;
+      })
     : addresses;
   return { metadata: { name, namespace, resourceVersion }, status: { addresses: kept } } as V1Node;
 }
