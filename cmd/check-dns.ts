@@ -11,11 +11,12 @@ export class CheckDnsCommand extends ClusterCommand {
     examples: [
       ['Check the system resolvers against the example cluster', 'lbdns check-dns --example'],
       ['Check two DNS servers before installing', 'lbdns check-dns --config cluster.yaml --server 192.0.2.53 --server 192.0.2.54'],
+      ['Check a DNS server by name, on another port', 'lbdns check-dns --config cluster.yaml --server dns1.example.com:5353'],
       ['Warn only, as JSON', 'lbdns check-dns ~/.kube/config --warn-only --output json'],
     ],
   });
 
-  server = Option.Array('--server', { description: "The admin's DNS server IP[:PORT] to ask (repeatable; a row per server); default: the system resolvers" });
+  server = Option.Array('--server', { description: "The admin's DNS server to ask, IP[:PORT] or HOST[:PORT] (repeatable; a row per server, and per address of a HOST, which the system resolver resolves once); default: the system resolvers" });
   names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps (default all)' });
   warnOnly = Option.Boolean('--warn-only', false, { description: 'Print the same report but exit 0 on mismatches' });
   output = Option.String('--output', 'table', { description: 'table or json' });

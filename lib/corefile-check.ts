@@ -1,6 +1,8 @@
 import { RenderError } from './errors.js';
+import { parseGoDuration } from './go-duration.js';
 import { canonicalIp, ipFamily } from './ip.js';
 import { LIMITS } from './model.js';
+import { re2SyntaxError } from './re2-syntax.js';
 
 /*
  * CoreDNS ignores a Corefile that does not parse, but one that parses and then fails at
@@ -192,11 +194,8 @@ function checkTemplate(d: Directive): void {
       case 'match':
         if (rest.length === 0) fail('match without a regex');
         for (const r of rest) {
-          try {
-            new RegExp(r.text);
-          } catch {
-            fail(`invalid regex "${r.text}"`);
-          }
+          const why = re2SyntaxError(r.text);
+          if (why !== null) throw new RenderError(`Corefile line ${r.line}: template: invalid regex "${r.text}" for CoreDNS (Go RE2 syntax): ${why}`);
         }
         break;
       case 'answer':
@@ -252,15 +251,20 @@ function checkForward(d: Directive): void {
   }
 }
 
-function seconds(token: Token | undefined): number | null {
-  const m = token ? /^([0-9]+)(s|m)$/.exec(token.text) : null;
-  return m ? Number(m[1]) * (m[2] === 'm' ? 60 : 1) : null;
+const NS_PER_SECOND = 1_000_000_000n;
+
+function checkReloadDuration(d: Directive, what: string, arg: Token, minSeconds: number): void {
+  const ns = parseGoDuration(arg.text);
+  if (ns === null) throw new RenderError(`Corefile line ${d.line}: reload ${what} "${arg.text}" is not a duration CoreDNS reads; write it as Go does, e.g. 30s, 1m30s, 1h or 500ms`);
+  if (ns < BigInt(minSeconds) * NS_PER_SECOND) throw new RenderError(`Corefile line ${d.line}: reload ${what} "${arg.text}" must be at least ${minSeconds}s`);
 }
 
+/** CoreDNS's reload setup: at most two arguments, each a Go duration, above the minimums. */
 function checkReload(d: Directive): void {
+  if (d.args.length > 2) throw new RenderError(`Corefile line ${d.line}: reload takes at most 2 arguments (INTERVAL JITTER), found ${d.args.length}`);
   const [interval, jitter] = d.args;
-  if (interval && (seconds(interval) ?? 0) < LIMITS.minReloadInterval) throw new RenderError(`Corefile line ${d.line}: reload interval "${interval.text}" must be at least ${LIMITS.minReloadInterval}s`);
-  if (jitter && (seconds(jitter) ?? 0) < LIMITS.minReloadJitter) throw new RenderError(`Corefile line ${d.line}: reload jitter "${jitter.text}" must be at least ${LIMITS.minReloadJitter}s`);
+  if (interval) checkReloadDuration(d, 'interval', interval, LIMITS.minReloadInterval);
+  if (jitter) checkReloadDuration(d, 'jitter', jitter, LIMITS.minReloadJitter);
 }
 
 const CHECKS: Record<string, (d: Directive) => void> = {
@@ -270,9 +274,68 @@ const CHECKS: Record<string, (d: Directive) => void> = {
   reload: checkReload,
 };
 
+/**
+ * The directives of CoreDNS 1.10.1 (plugin.cfg), the oldest CoreDNS lbdns supports; every later
+ * release keeps them all. Caddy's parser refuses any other name, so a misspelt directive makes
+ * the whole file fail to load.
+ */
+const DIRECTIVES = new Set(
+  ('metadata geoip cancel tls timeouts reload nsid bufsize root bind debug trace ready health pprof prometheus errors log dnstap local ' +
+    'dns64 acl any chaos loadbalance tsig cache rewrite header dnssec autopath minimal template transfer hosts route53 azure clouddns ' +
+    'k8s_external kubernetes file auto secondary etcd loop forward grpc erratic whoami on sign view').split(' '),
+);
+
+/** Plugins of later releases' plugin.cfg (ocp_dnsnameresolver of OpenShift's build only), which 1.10.1 does not know. */
+const LATER_DIRECTIVES = new Set(['multisocket', 'nomad', 'ocp_dnsnameresolver', 'quic']);
+
+/**
+ * Directives that may appear once per server block, and what CoreDNS does with a second one.
+ * The plugins whose setup returns plugin.ErrOnce refuse it (1.10.1 and later alike); reload
+ * and health take it, but reload reads only its first line and health keeps only its last
+ * address, so a second one never does what it says.
+ */
+const ERR_ONCE = 'CoreDNS refuses it at setup ("this plugin can only be used once per Server Block")';
+const ONCE: ReadonlyMap<string, string> = new Map([
+  ...['cache', 'dnssec', 'errors', 'grpc', 'hosts', 'kubernetes', 'loop', 'nsid', 'pprof', 'prometheus', 'ready', 'tsig', 'view'].map((n): [string, string] => [n, ERR_ONCE]),
+  ['reload', 'CoreDNS reads only the first and ignores the rest'],
+  ['health', "CoreDNS serves /health only on the last one's address"],
+]);
+
+/** Levenshtein distance, to point a misspelt directive at the one meant. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row.push(Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = row;
+  }
+  return prev[b.length] as number;
+}
+
+function unknownDirective(d: Directive): RenderError {
+  if (LATER_DIRECTIVES.has(d.name)) {
+    return new RenderError(`Corefile line ${d.line}: directive "${d.name}" is unknown to CoreDNS 1.10.1, the oldest release lbdns supports, which would refuse the whole file; leave it out`);
+  }
+  const near = [...DIRECTIVES].filter((n) => distance(n, d.name) <= 2).sort((a, b) => distance(a, d.name) - distance(b, d.name));
+  const hint = near.length > 0 ? `; did you mean "${near[0]}"?` : '; use a plugin name from CoreDNS\'s plugin.cfg';
+  return new RenderError(`Corefile line ${d.line}: unknown directive "${d.name}": CoreDNS would refuse the whole file${hint}`);
+}
+
+function checkDirectives(block: ServerBlock): void {
+  const seen = new Map<string, number>();
+  for (const d of block.directives) {
+    if (!DIRECTIVES.has(d.name)) throw unknownDirective(d);
+    const first = seen.get(d.name);
+    const once = ONCE.get(d.name);
+    if (first !== undefined && once !== undefined) {
+      throw new RenderError(`Corefile line ${d.line}: a second "${d.name}" in the server block "${block.keys.join(' ')}" (the first is on line ${first}): ${once}; keep one, holding the settings of both`);
+    }
+    if (first === undefined) seen.set(d.name, d.line);
+    CHECKS[d.name]?.(d);
+  }
+}
+
 /** Throws RenderError naming the line when the text would not load or would answer wrongly in CoreDNS. */
 export function checkCorefile(text: string): void {
-  for (const block of parseServerBlocks(text)) {
-    for (const d of block.directives) CHECKS[d.name]?.(d);
-  }
+  for (const block of parseServerBlocks(text)) checkDirectives(block);
 }

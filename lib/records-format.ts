@@ -81,20 +81,27 @@ function groupComment(g: RecordGroup): string[] {
 }
 
 /**
- * RFC 1035 master-file lines. Owner names are absolute and every record carries its TTL, so
- * the lines need no $ORIGIN or $TTL: pasted into any zone file that holds the domain they
- * leave the origin and default TTL of the lines after them unchanged.
+ * RFC 1035 master-file lines with absolute owner names, led by `$TTL` (RFC 2308). Both the
+ * `$TTL` and a TTL on every record, because the lines go to one of two places: as the start of
+ * the cluster domain's own zone file, `$TTL` gives its SOA and NS the default TTL a zone file
+ * needs (named warns "using RFC1035 TTL semantics" without one); pasted into a parent's zone
+ * file, `$TTL` would change the default TTL of every later line there that has none of its own,
+ * so the admin leaves it out and each record still keeps its TTL. The header says so.
  */
-export function formatZone(domain: string, groups: readonly RecordGroup[]): string {
+export function formatZone(domain: string, groups: readonly RecordGroup[], ttl: number): string {
   const parent = parentOf(domain);
   const records = groups.flatMap((g) => g.records);
   const width = Math.max(0, ...records.map((r) => fqdn(r.name).length));
   const typeWidth = Math.max(0, ...records.map((r) => r.type.length));
   const lines = [
+    `$TTL ${ttl}`,
     `; DNS records for the cluster ${domain}, from lbdns print-records.`,
     `; Add them to the zone that holds ${domain} (that zone itself${parent ? `, or a parent such as ${parent}` : ''}).`,
-    '; Names are absolute and each record carries its TTL: no $ORIGIN or $TTL is needed, and pasting',
-    '; them changes nothing else in the zone file. Remove older records of these names first.',
+    '; Names are absolute: no $ORIGIN is needed. Each record carries its TTL; the $TTL line above',
+    '; is the default for lines without one, such as the SOA and NS of the cluster\'s own zone.',
+    '; Pasting into a parent zone file? Leave the $TTL line out: there it would become the',
+    '; default TTL of every later record in that file that has no TTL of its own.',
+    '; Remove older records of these names first.',
   ];
   for (const g of groups) {
     lines.push(...groupComment(g));

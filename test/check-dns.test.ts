@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -359,6 +360,43 @@ test('a server named twice is asked once', async () => {
   assert.equal(tableRows(r.stdout), [[admin.address, c.api, 'ok']]);
 });
 
+test('--server localhost:PORT asks every address localhost resolves to, each row named host (ip); 127.0.0.1, where the server listens, is ok', async () => {
+  const c = newCluster();
+  serveRight(admin, c);
+  // localhost may also resolve to ::1, where nothing listens: that row is unreachable, and the check fails for it.
+  const addresses = (await lookup('localhost', { all: true })).map((a) => (a.family === 6 ? `[${a.address}]:${admin.port}` : `${a.address}:${admin.port}`));
+  const label = (address: string) => `localhost (${address})`;
+  const { r, json } = await report(c, ['--server', `localhost:${admin.port}`], []);
+  assert.equal([...new Set(json.checks.map((x) => x.server))], [...new Set(addresses)].map(label));
+  const v4 = json.checks.filter((x) => x.server === label(admin.address));
+  assert.equal(v4.map((x) => [x.query, x.verdict]), [[c.api, 'ok'], [c.apiInt, 'ok'], [c.apps, 'ok']]);
+  assert.is(r.code, json.checks.every((x) => x.verdict === 'ok') ? 0 : 3, r.stderr);
+});
+
+test('the table names a host-name server "host (ip:port)"', async () => {
+  const c = newCluster();
+  serveRight(admin, c);
+  const r = await checkDns(c, ['--server', `localhost:${admin.port}`, '--names', 'api'], []);
+  assert.ok(tableRows(r.stdout).some((row) => row[0] === `localhost (${admin.address})` && row[2] === 'ok'), r.stdout);
+});
+
+test('a server named by IP and by host name is asked once, under the name given first', async () => {
+  const c = newCluster();
+  serveRight(admin, c);
+  const { json } = await report(c, ['--server', admin.address, '--server', `localhost:${admin.port}`, '--names', 'api'], []);
+  assert.equal(json.checks.filter((x) => x.server.includes(admin.address)).map((x) => x.server), [admin.address]);
+});
+
+test('a --server host name that does not resolve is refused with exit 2 before any query', async () => {
+  const c = newCluster();
+  const before = admin.queries();
+  const r = await runLbdns(['check-dns', ...c.flags, '--server', admin.address, '--server', 'no-such-dns-server.invalid']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /--server: "no-such-dns-server\.invalid" is a host name the system resolver cannot resolve \(\w+\); give the DNS server as an IP, or as a name this machine resolves/);
+  assert.is(r.stdout, '');
+  assert.is(admin.queries(), before);
+});
+
 test('an ingress LB given as a host name is expected at the addresses it resolves to', async () => {
   const lbHost = `ingress-${clusterNo + 1}.elb.example.net`;
   const c = newCluster({ ingress: [lbHost] });
@@ -409,7 +447,7 @@ test('with a kubeconfig, a cluster without an external API LB: api is not checke
 });
 
 for (const [flag, value, message] of [
-  ['--server', 'dns.example.com', /--server: "dns\.example\.com" is not a DNS server address/],
+  ['--server', 'dns.example.com:99999', /--server: "dns\.example\.com:99999" is not a DNS server address; use IP, IP:PORT, \[IPv6\]:PORT, HOST or HOST:PORT/],
   ['--names', 'api,ingress', /--names: "ingress" is not a name check-dns checks; use a comma-separated subset of api,api-int,apps/],
   ['--timeout', '2h', /--timeout: "2h" is not a duration/],
   ['--output', 'yaml', /--output: "yaml" is not an output format/],

@@ -171,6 +171,102 @@ test('tokenize keeps a backslash before anything but a quote, as CoreDNS does', 
   assert.equal(tokens.map((t) => t.line), [1, 1, 2]);
 });
 
+test('rejects a second hosts block in one server block, which CoreDNS refuses at setup', () => {
+  rejects(replaced('    cache 30\n', '    cache 30\n    hosts {\n        10.0.0.6 master-1\n    }\n'), /line 22: a second "hosts" in the server block "\." \(the first is on line 13\): CoreDNS refuses it at setup/);
+});
+
+test('rejects a second cache, which CoreDNS refuses at setup like every plugin that may appear once', () => {
+  rejects(replaced('    reload 2s 1s\n', '    reload 2s 1s\n    cache 60\n'), /line 23: a second "cache" .*this plugin can only be used once per Server Block/);
+});
+
+test('rejects a second reload, of which CoreDNS would silently ignore all but the first', () => {
+  rejects(replaced('    reload 2s 1s\n', '    reload 2s 1s\n    reload 10s 5s\n'), /line 23: a second "reload" .*CoreDNS reads only the first and ignores the rest/);
+});
+
+test('accepts a second forward, which CoreDNS takes (one per zone)', () => {
+  checkCorefile(replaced('    cache 30\n', '    forward example.org 10.0.0.9\n    cache 30\n'));
+});
+
+test('accepts the same once-only directive in two server blocks', () => {
+  checkCorefile(`${GOOD}example.org {\n    cache 30\n    forward . 10.0.0.2\n}\n`);
+});
+
+test('rejects a misspelt directive, which makes CoreDNS refuse the whole file, and names the one meant', () => {
+  rejects(replaced('template IN AAAA', 'templat IN AAAA'), /line 8: unknown directive "templat": CoreDNS would refuse the whole file; did you mean "template"\?/);
+});
+
+test('rejects a directive that only CoreDNS releases after 1.10.1 know', () => {
+  rejects(replaced('    cache 30\n', '    cache 30\n    quic\n'), /line 22: directive "quic" is unknown to CoreDNS 1\.10\.1/);
+});
+
+test('rejects reload with three arguments', () => {
+  rejects(replaced('reload 2s 1s', 'reload 2s 1s 1s'), /line 22: reload takes at most 2 arguments \(INTERVAL JITTER\), found 3/);
+});
+
+test('accepts reload 1h 1m: CoreDNS reads durations as Go does', () => {
+  checkCorefile(replaced('reload 2s 1s', 'reload 1h 1m'));
+});
+
+test('accepts reload durations in every Go form: 90s, 1m30s, 2500ms, 1.5s', () => {
+  for (const args of ['90s', '1m30s 1.5s', '2500ms 1s', '1h30m 90s']) checkCorefile(replaced('reload 2s 1s', `reload ${args}`));
+});
+
+test('accepts reload without arguments (CoreDNS defaults to 30s and 15s)', () => {
+  checkCorefile(replaced('reload 2s 1s', 'reload'));
+});
+
+test('rejects a reload interval without a unit, which Go does not read as a duration', () => {
+  rejects(replaced('reload 2s 1s', 'reload 30'), /reload interval "30" is not a duration CoreDNS reads/);
+});
+
+test('rejects a reload jitter of 500ms, a valid duration under the 1s minimum', () => {
+  rejects(replaced('reload 2s 1s', 'reload 2s 500ms'), /reload jitter "500ms" must be at least 1s/);
+});
+
+test('rejects a reload interval of 1.999999999s, a nanosecond under the 2s minimum', () => {
+  rejects(replaced('reload 2s 1s', 'reload 1.999999999s'), /reload interval "1\.999999999s" must be at least 2s/);
+});
+
+/** The fixture with the A block's match regex replaced. */
+const withMatch = (regex: string): string => replaced('match ^api\\.c1\\.example\\.com\\.$', `match ${regex}`);
+
+test('rejects a match regex with lookahead, which JavaScript accepts and Go (RE2) refuses', () => {
+  const regex = '^(?!www\\.)api\\.';
+  new RegExp(regex);
+  rejects(withMatch(regex), /line 4: template: invalid regex ".*" for CoreDNS \(Go RE2 syntax\): .*RE2 has no lookahead/);
+});
+
+test('rejects a match regex with lookbehind', () => {
+  rejects(withMatch('^api(?<!www)\\.'), /RE2 has no lookbehind/);
+});
+
+test('rejects a match regex with a backreference', () => {
+  rejects(withMatch('^(api)\\.\\1\\.'), /invalid escape sequence \\1: RE2 has no backreferences/);
+});
+
+test('rejects a match regex with an atomic group', () => {
+  rejects(withMatch('^(?>api)\\.'), /RE2 has no atomic groups/);
+});
+
+test('rejects a match regex with a possessive quantifier', () => {
+  rejects(withMatch('^api.*+$'), /invalid nested repetition operator \*\+: RE2 has no possessive quantifiers/);
+});
+
+test('rejects a (?<name>...) group, which the Go that builds CoreDNS 1.10.1 does not know', () => {
+  rejects(withMatch('^(?<host>api)\\.'), /write a named group as \(\?P<name>…\)/);
+});
+
+test('rejects repeat counts whose nesting multiplies beyond 1000, as Go does', () => {
+  rejects(withMatch('^(a{100}){11}$'), /invalid repeat count/);
+});
+
+test('accepts Go regex syntax that a JavaScript RegExp refuses: (?i), (?P<name>...), \\pL', () => {
+  for (const regex of ['(?i)^API\\.c1\\.', '^(?P<host>api)\\.', '^\\pL+\\.']) {
+    assert.throws(() => new RegExp(regex, 'u'));
+    checkCorefile(withMatch(regex));
+  }
+});
+
 test('rejects an empty Corefile', () => {
   rejects('# nothing here\n', /Corefile has no server block/);
 });

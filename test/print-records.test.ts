@@ -74,17 +74,20 @@ async function tempFile(text: string): Promise<string> {
   return path;
 }
 
-/** The printed lines wrapped, as an admin's zone file would hold them, with an SOA and an NS. */
-async function checkZone(origin: string, records: string): Promise<ToolResult> {
-  const zone = [`$ORIGIN ${origin}.`, '$TTL 3600', '@ IN SOA ns1 hostmaster 1 3600 600 86400 60', '@ IN NS ns1', 'ns1 IN A 192.0.2.53', records].join('\n');
-  return runTool('named-checkzone', [origin, await tempFile(zone)]);
+/** The printed lines pasted into an admin's zone file for `origin`, after its own $TTL, SOA and NS; `after` follows them. */
+function parentZone(origin: string, records: string, after = ''): string {
+  return [`$ORIGIN ${origin}.`, '$TTL 3600', '@ IN SOA ns1 hostmaster 1 3600 600 86400 60', '@ IN NS ns1', 'ns1 IN A 192.0.2.53', records, after].join('\n');
 }
 
-/** Record lines only, whitespace collapsed: "NAME TTL IN TYPE RDATA". */
+async function checkZone(origin: string, records: string): Promise<ToolResult> {
+  return runTool('named-checkzone', [origin, await tempFile(parentZone(origin, records))]);
+}
+
+/** Record lines only, whitespace collapsed: "NAME TTL IN TYPE RDATA"; comments and $ directives left out. */
 function recordLines(zone: string): string[] {
   return zone
     .split('\n')
-    .filter((l) => l !== '' && !l.startsWith(';'))
+    .filter((l) => l !== '' && !l.startsWith(';') && !l.startsWith('$'))
     .map((l) => l.trim().split(/\s+/).join(' '));
 }
 
@@ -105,11 +108,14 @@ async function nsupdateParse(script: string): Promise<ToolResult & { update: str
   return { ...r, update };
 }
 
-test('zone output loads in named-checkzone as the cluster domain\'s own zone', async () => {
+test('zone output starts the cluster domain\'s own zone file: named-checkzone loads it, its $TTL serving the SOA and NS', async () => {
   const out = await printRecords(HOSTNAME_LBS());
-  const r = await checkZone(DOMAIN, out);
+  // An SOA and NS without TTLs, as an admin would add them below the printed lines.
+  const zone = `${out}$ORIGIN ${DOMAIN}.\n@ IN SOA ns1 hostmaster 1 3600 600 86400 60\n@ IN NS ns1\nns1 IN A 192.0.2.53\n`;
+  const r = await runTool('named-checkzone', [DOMAIN, await tempFile(zone)]);
   assert.is(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /loaded serial 1\nOK/);
+  assert.not.match(r.stdout + r.stderr, /TTL/, 'no warning about a missing default TTL');
 });
 
 test('zone output loads in named-checkzone inside a parent zone too: names are absolute', async () => {
@@ -125,10 +131,24 @@ test('named-checkzone rejects the output with a broken line added, so the check 
   assert.match(r.stdout + r.stderr, /bad dotted quad/);
 });
 
-test('zone output needs no $ORIGIN or $TTL: every line has an absolute name and its own TTL', async () => {
+test('zone output starts with a $TTL line of --ttl', async () => {
+  const out = await printRecords([...IP_LBS, '--ttl', '300']);
+  assert.is(out.split('\n')[0], '$TTL 300');
+});
+
+test('zone output needs no $ORIGIN, and every record carries its own TTL besides the $TTL', async () => {
   const out = await printRecords(IP_LBS);
-  assert.not.match(out, /^\$/m);
+  assert.equal(out.split('\n').filter((l) => l.startsWith('$')), ['$TTL 60']);
   for (const line of recordLines(out)) assert.match(line, /^\S+\.c1\.example\.com\. 60 IN (A|AAAA) \S+$/);
+});
+
+test('pasted into a parent zone, the $TTL becomes the default TTL of the parent\'s later records, as the header warns', async () => {
+  const out = await printRecords([...IP_LBS, '--ttl', '300']);
+  const r = await runTool('named-checkzone', ['-D', 'example.com', await tempFile(parentZone('example.com', out, 'later IN A 192.0.2.9'))]);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+  const later = r.stdout.split('\n').find((l) => l.startsWith('later.example.com.'));
+  assert.is(later?.trim().split(/\s+/)[1], '300', r.stdout);
+  assert.match(comments(out).join('\n'), /Pasting into a parent zone file\? Leave the \$TTL line out: there it would become the\n; default TTL of every later record in that file that has no TTL of its own/);
 });
 
 test('zone output has api, api-int and *.apps, one A per IPv4 and one AAAA per IPv6', async () => {

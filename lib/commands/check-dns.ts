@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { getServers } from 'node:dns';
+import { lookup } from 'node:dns/promises';
 import { adminNames, noAddressReason } from '../admin-records.js';
 import { checkServers, formatCheckTable, type CheckRow, type CheckTarget } from '../dns-check.js';
 import { ConfigError, EXIT, MismatchError, MissingDataError, ValidationError } from '../errors.js';
@@ -18,7 +19,7 @@ export const CHECK_OUTPUTS = ['table', 'json'] as const;
 export type CheckOutput = (typeof CHECK_OUTPUTS)[number];
 
 export interface CheckDnsOptions extends CommandInputs {
-  /** The admin's DNS servers, IP[:PORT] each; none: the system resolvers. */
+  /** The admin's DNS servers, IP[:PORT] or HOST[:PORT] each; none: the system resolvers. */
   readonly servers?: readonly string[] | undefined;
   /** Comma-separated subset of api,api-int,apps; default all three. */
   readonly names?: string | undefined;
@@ -60,20 +61,68 @@ function parseOutput(value: string): CheckOutput {
   return value as CheckOutput;
 }
 
-function parseServers(values: readonly string[] | undefined): string[] {
-  if (values !== undefined && values.length > 0) {
-    const parsed = values.map((v) => {
-      try {
-        return parseDnsServer(v);
-      } catch {
-        throw new ValidationError('--server', v, 'is not a DNS server address', 'use IP, IP:PORT or [IPv6]:PORT, e.g. 192.0.2.53 or [fd00::53]:53');
-      }
-    });
-    return [...new Set(parsed)];
+/** A DNS server to ask, and how its rows name it: the address, or `HOST (address)`. */
+interface AskedServer {
+  readonly address: string;
+  readonly label: string;
+}
+
+type ServerArg = { readonly kind: 'ip'; readonly address: string } | { readonly kind: 'host'; readonly host: string; readonly port: number };
+
+const SERVER_HINT = 'use IP, IP:PORT, [IPv6]:PORT, HOST or HOST:PORT with a port from 1 to 65535, e.g. 192.0.2.53, [fd00::53]:53 or dns1.example.com:53';
+const DNS_PORT = 53;
+
+function parseServerArg(value: string): ServerArg {
+  const refuse = (): never => {
+    throw new ValidationError('--server', value, 'is not a DNS server address', SERVER_HINT);
+  };
+  try {
+    return { kind: 'ip', address: parseDnsServer(value) };
+  } catch {
+    // Not an IP literal: a host name, with or without a port.
   }
-  const system = getServers();
-  if (system.length === 0) throw new ConfigError('the system has no DNS resolver configured (resolv.conf names no nameserver); pass --server with your DNS servers');
-  return system;
+  const m = /^([^:[\]]+?)(?::(\d{1,5}))?$/.exec(value);
+  if (m === null) return refuse();
+  const port = m[2] === undefined ? DNS_PORT : Number(m[2]);
+  if (port < 1 || port > 65535) return refuse();
+  try {
+    return { kind: 'host', host: validateDnsName('--server', m[1]), port };
+  } catch {
+    return refuse();
+  }
+}
+
+/**
+ * The servers to ask, each once. A host name is resolved once, by the system resolver (so
+ * /etc/hosts counts), and every address it has is a server of its own: the admin named a
+ * server, and whichever address a client reaches must answer right.
+ */
+async function resolveServers(values: readonly string[] | undefined): Promise<AskedServer[]> {
+  if (values === undefined || values.length === 0) {
+    const system = getServers();
+    if (system.length === 0) throw new ConfigError('the system has no DNS resolver configured (resolv.conf names no nameserver); pass --server with your DNS servers');
+    return system.map((address) => ({ address, label: address }));
+  }
+  const args = values.map((v) => ({ value: v, arg: parseServerArg(v) }));
+  const servers = new Map<string, AskedServer>();
+  for (const { value, arg } of args) {
+    if (arg.kind === 'ip') {
+      if (!servers.has(arg.address)) servers.set(arg.address, { address: arg.address, label: arg.address });
+      continue;
+    }
+    let found: { address: string }[];
+    try {
+      found = await lookup(arg.host, { all: true });
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      throw new ValidationError('--server', value, `is a host name the system resolver cannot resolve (${typeof code === 'string' ? code : String(err)})`, 'give the DNS server as an IP, or as a name this machine resolves');
+    }
+    for (const { address: ip } of found) {
+      const address = parseDnsServer(ip.includes(':') ? `[${ip}]:${arg.port}` : `${ip}:${arg.port}`);
+      if (!servers.has(address)) servers.set(address, { address, label: `${arg.host} (${address})` });
+    }
+  }
+  return [...servers.values()];
 }
 
 /** A random label by default, so a `*.apps` that exists only as a few specific names is not mistaken for the wildcard. */
@@ -101,7 +150,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   const output = parseOutput(opts.output);
   const wanted = parseCheckNames(opts.names);
   const timeoutMs = parseTimeoutMs(opts.timeout);
-  const servers = parseServers(opts.servers);
+  const servers = await resolveServers(opts.servers);
   const log = loggerFor(opts.io);
   // The admin's DNS serves every client, so all three LBs count whatever role a shared config names.
   const state = await gatherOnce({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log, { upstreams: false });
@@ -124,7 +173,8 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   if (targets.length === 0) throw new MissingDataError(`nothing to check: ${skipped.map((s) => `${s.name} ${s.reason}`).join('; ')}`);
 
   const lbResolver = new HostResolver({ servers: state.raw.dnsServers, timeoutMs, retries: TRIES - 1 });
-  const rows = await checkServers(servers, targets, {
+  const labels = new Map(servers.map((s) => [s.address, s.label]));
+  const asked = await checkServers([...labels.keys()], targets, {
     timeoutMs,
     tries: TRIES,
     resolveTarget: async (hostname) => {
@@ -132,6 +182,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
       return [...r.v4, ...r.v6];
     },
   });
+  const rows = asked.map((row) => ({ ...row, server: labels.get(row.server) ?? row.server }));
   const bad = rows.filter((r) => r.verdict !== 'ok');
   opts.io.stdout.write(output === 'json' ? `${JSON.stringify({ domain: state.spec.domain, ok: bad.length === 0, checks: rows, skipped }, null, 2)}\n` : formatCheckTable(rows));
   if (bad.length === 0) return EXIT.ok;

@@ -44,7 +44,7 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
     throw new MissingDataError(`no load balancer has an address or a host name to point at: ${left.map((g) => `${g.name} (${g.note ?? ''})`).join('; ')}`);
   }
   for (const g of left) log.warn('name left out of the records', { name: g.name, reason: g.note });
-  const text = format === 'zone' ? formatZone(state.spec.domain, groups) : format === 'nsupdate' ? formatNsupdate(state.spec.domain, groups, { server }) : formatJson(groups);
+  const text = format === 'zone' ? formatZone(state.spec.domain, groups, state.spec.ttl) : format === 'nsupdate' ? formatNsupdate(state.spec.domain, groups, { server }) : formatJson(groups);
   opts.io.stdout.write(text);
   return EXIT.ok;
 }
