@@ -1,8 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { WriteError } from './errors.js';
+
+/**
+ * Unique enough beside the pid and the exclusive create ('wx'); not node:crypto, whose load
+ * alone costs a one-shot render a few milliseconds at every node boot.
+ */
+function uniqueSuffix(): string {
+  return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+}
 
 export interface WriteResult {
   readonly written: boolean;
@@ -41,7 +48,7 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
   const base = basename(target);
   await removeStaleTempFiles(dir, base);
 
-  const tempPath = join(dir, `${tempFilePrefix(base)}${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  const tempPath = join(dir, `${tempFilePrefix(base)}${process.pid}-${uniqueSuffix()}.tmp`);
   let step = 'creating the temporary file';
   let handle: FileHandle | undefined;
   let created = false;

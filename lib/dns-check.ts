@@ -1,4 +1,4 @@
-import { Resolver } from 'node:dns/promises';
+import type { Resolver } from 'node:dns/promises';
 import { canonicalIp, sortUniqueIps } from './ip.js';
 
 /** What one server's answers for one name amount to, compared with the LB addresses. */
@@ -106,6 +106,7 @@ function differences(expected: readonly string[], answered: readonly string[]): 
 }
 
 async function checkOne(server: string, target: CheckTarget, opts: DnsCheckOptions): Promise<CheckRow> {
+  const { Resolver } = await import('node:dns/promises');
   const resolver = new Resolver({ timeout: opts.timeoutMs, tries: opts.tries });
   resolver.setServers([server]);
   try {

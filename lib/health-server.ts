@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { ConfigError } from './errors.js';
 import type { Metrics } from './metrics.js';
 
@@ -18,6 +18,8 @@ export function parseListenAddress(value: string): { host: string; port: number 
 /** /healthz: the process serves; /readyz: a complete Corefile was rendered; /metrics: Prometheus text. */
 export async function startHealthServer(listen: string, metrics: Metrics, isReady: () => boolean, notReadyReason: string): Promise<HealthServer> {
   const { host, port } = parseListenAddress(listen);
+  // Loaded here: the one-shot commands, on every node boot's path, never serve HTTP.
+  const { createServer } = await import('node:http');
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {

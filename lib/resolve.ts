@@ -1,4 +1,4 @@
-import { Resolver } from 'node:dns/promises';
+import type { Resolver } from 'node:dns/promises';
 import pRetry, { AbortError } from 'p-retry';
 import { ResolveError, ValidationError, type ResolveFailure } from './errors.js';
 import { canonicalIp, sortUniqueIps } from './ip.js';
@@ -93,6 +93,8 @@ export class HostResolver {
   async resolve(hostname: string, signal?: AbortSignal): Promise<Resolution> {
     signal?.throwIfAborted();
     // tries: 1 because retries (with backoff and per-reason accounting) are ours.
+    // Loaded on first use: a render from IP literals resolves nothing.
+    const { Resolver } = await import('node:dns/promises');
     const resolver = new Resolver({ timeout: this.timeoutMs, tries: 1 });
     if (this.servers) resolver.setServers(this.servers);
     const asked = resolver.getServers().join(', ') || 'the system resolvers';

@@ -1,6 +1,9 @@
 // Builds dist/lbdns.mjs: one ESM file that runs with plain `node`, templates embedded.
 import { build } from 'esbuild';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
@@ -70,18 +73,58 @@ const lazyModules = {
   },
 };
 
-await build({
+/*
+ * The application itself, as CommonJS source text: the ESM file below compiles it through
+ * vm.Script with a V8 code cache, because compiling the code was the largest part of a cold
+ * start left (every node boot runs render-corefile). Dynamic import() of Node's modules
+ * becomes require(): a vm.Script has no module loader.
+ */
+const app = await build({
   entryPoints: [`${root}cmd/lbdns.ts`],
-  outfile: process.argv[2] ?? `${root}dist/lbdns.mjs`,
   bundle: true,
   platform: 'node',
   target: 'node20',
-  format: 'esm',
+  format: 'cjs',
   minify: true,
-  legalComments: 'linked',
-  define: { LBDNS_EMBEDDED_TEMPLATES: JSON.stringify(templates) },
-  // Bundled CommonJS dependencies call require() for Node built-ins; ESM has none by default.
-  banner: { js: "import { createRequire as __lbdnsCreateRequire } from 'node:module'; const require = __lbdnsCreateRequire(import.meta.url);" },
+  write: false,
+  supported: { 'dynamic-import': false },
+  define: { LBDNS_EMBEDDED_TEMPLATES: JSON.stringify(templates), 'import.meta.url': 'undefined' },
   plugins: [lazyModules],
   logLevel: 'warning',
 });
+// The entry file's #! line would be a syntax error inside the function wrapper.
+const appSource = app.outputFiles[0].text.replace(/^#!.*\n/, "");
+
+function entry(codeCache) {
+  return [
+    '#!/usr/bin/env node',
+    "import { createRequire } from 'node:module';",
+    "import { Script } from 'node:vm';",
+    "import { fileURLToPath } from 'node:url';",
+    'const require = createRequire(import.meta.url);',
+    'const filename = fileURLToPath(import.meta.url);',
+    `const source = ${JSON.stringify(`(function (exports, require, module) {${appSource}
+})`)};`,
+    // Made for this Node build by `make bundle`; V8 ignores it (and compiles as usual) on any other.
+    `let cachedData = ${codeCache ? `Buffer.from(${JSON.stringify(codeCache.toString('base64'))}, 'base64')` : 'undefined'};`,
+    'const script = new Script(source, { filename, cachedData });',
+    // Nothing needs the cache once compiled; a monitor runs for months.
+    'cachedData = undefined;',
+    "if (process.env.LBDNS_CODE_CACHE_OUT) process.once('exit', () => require('node:fs').writeFileSync(process.env.LBDNS_CODE_CACHE_OUT, script.createCachedData()));",
+    'const module = { exports: {} };',
+    'script.runInThisContext()(module.exports, require, module);',
+    '',
+  ].join('\n');
+}
+
+const out = process.argv[2] ?? `${root}dist/lbdns.mjs`;
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, entry(undefined), { mode: 0o755 });
+// The cache holds what a local render compiles (config file, render, atomic write), so it is
+// made by running one.
+const work = mkdtempSync(join(tmpdir(), 'lbdns-bundle-'));
+const cacheFile = join(work, 'cache');
+writeFileSync(join(work, 'config.yaml'), 'domain: c1.example.com\nloadBalancers:\n  api: [10.0.0.10]\n  apiInt: [10.0.0.20]\n  ingress: [10.0.1.30]\nnodes:\n  master-0: [10.0.0.5]\nupstreams: [10.0.0.2]\n');
+execFileSync(process.execPath, [out, 'render-corefile', '--config', join(work, 'config.yaml'), '--out', join(work, 'Corefile')], { env: { ...process.env, LBDNS_CODE_CACHE_OUT: cacheFile }, stdio: 'ignore' });
+writeFileSync(out, entry(readFileSync(cacheFile)), { mode: 0o755 });
+rmSync(work, { recursive: true, force: true });

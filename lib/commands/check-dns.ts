@@ -1,6 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { getServers } from 'node:dns';
-import { lookup } from 'node:dns/promises';
 import { adminNames, noAddressReason } from '../admin-records.js';
 import { checkServers, formatCheckTable, type CheckRow, type CheckTarget } from '../dns-check.js';
 import { ConfigError, EXIT, MismatchError, MissingDataError, ValidationError } from '../errors.js';
@@ -98,6 +95,8 @@ function parseServerArg(value: string): ServerArg {
  * server, and whichever address a client reaches must answer right.
  */
 async function resolveServers(values: readonly string[] | undefined): Promise<AskedServer[]> {
+  // Loaded here, not at the top: every command shares one bundle, and renders never ask DNS.
+  const { getServers, promises: { lookup } } = await import('node:dns');
   if (values === undefined || values.length === 0) {
     const system = getServers();
     if (system.length === 0) throw new ConfigError('the system has no DNS resolver configured (resolv.conf names no nameserver); pass --server with your DNS servers');
@@ -128,7 +127,7 @@ async function resolveServers(values: readonly string[] | undefined): Promise<As
 /** A random label by default, so a `*.apps` that exists only as a few specific names is not mistaken for the wildcard. */
 function appsQuery(domain: string, appsHost: string | undefined): string {
   const apps = `apps.${domain}`;
-  if (appsHost === undefined) return `lbdns-check-${randomBytes(4).toString('hex')}.${apps}`;
+  if (appsHost === undefined) return `lbdns-check-${Math.random().toString(16).slice(2, 10).padEnd(8, '0')}.${apps}`;
   const name = validateDnsName('--apps-host', appsHost);
   return name.endsWith(`.${apps}`) ? name : `${name}.${apps}`;
 }
