@@ -52,6 +52,30 @@ test('a collection listed in pages holds every object, one request per page', as
   });
 });
 
+test('watches ask the server to end them after 5 to 10 minutes, with bookmarks', async () => {
+  await withNodes(NODES, undefined, async (c) => {
+    const watches = c.server.requests.filter((r) => r.path === '/api/v1/nodes' && r.watch);
+    assert.ok(watches.length > 0);
+    for (const w of watches) {
+      const timeout = Number(w.query.timeoutSeconds);
+      assert.ok(timeout >= 300 && timeout < 600, `timeoutSeconds=${w.query.timeoutSeconds}`);
+      assert.is(w.query.allowWatchBookmarks, 'true');
+    }
+  });
+});
+
+test('a watch the server ends is reopened from where it was, without listing again', async () => {
+  await withNodes(NODES, undefined, async (c, w) => {
+    const lists = () => c.server.requests.filter((r) => r.path === '/api/v1/nodes' && !r.watch).length;
+    const before = lists();
+    c.server.closeWatches();
+    await sleep(100);
+    c.server.create(node('worker-2', ['10.0.0.10']));
+    await until('the node added after the watch ended', () => names(w.collection.items()).includes('worker-2'));
+    assert.is(lists(), before);
+  });
+});
+
 test('the cache keeps only what the projection keeps of each object', async () => {
   await withNodes({ 'master-0': ['10.0.0.5'] }, undefined, async (_c, w) => {
     const [cached] = w.collection.items() as V1Node[];

@@ -10,6 +10,8 @@ export interface ListPage {
   readonly continue?: string;
 }
 
+const WATCH_TIMEOUT_MIN_S = 300;
+
 export interface WatchOptions<T extends KubernetesObject> {
   readonly kc: KubeConfig;
   /** For logs and metrics, e.g. `service openshift-ingress/router-default`. */
@@ -64,10 +66,13 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
   /** Set while the cache takes in an update that changed nothing the source reads. */
   let unchanged = false;
   class ProjectingWatch extends k8s.Watch {
-    override watch(...[path, query, callback, done]: Parameters<InstanceType<typeof k8s.Watch>['watch']>): Promise<AbortController> {
-      return super.watch(
+    override async watch(...[path, query, callback, done]: Parameters<InstanceType<typeof k8s.Watch>['watch']>): Promise<AbortController> {
+      const controller = await super.watch(
         path,
-        query,
+        // As client-go does: the server ends each watch after 5 to 10 minutes, so a
+        // connection that died silently is replaced, and bookmarks keep the resourceVersion
+        // fresh so the next watch resumes instead of relisting.
+        { ...query, timeoutSeconds: WATCH_TIMEOUT_MIN_S + Math.floor(Math.random() * WATCH_TIMEOUT_MIN_S), allowWatchBookmarks: true },
         (phase, obj, watchObj) => {
           if (project === undefined || (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED')) return callback(phase, obj, watchObj);
           const kept = project(obj as T);
@@ -82,6 +87,9 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
         },
         done,
       );
+      // ListWatch opens the next watch after a relist without asking whether it was stopped.
+      if (stopped) controller.abort();
+      return controller;
     }
   }
   const listAll = async (): Promise<KubernetesListObject<T>> => {
