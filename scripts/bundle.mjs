@@ -36,17 +36,14 @@ const nodeHasUrl = {
   },
 };
 
+/** Minified CommonJS for Node 20, kept in memory: how both the app and its lazy parts are built. */
+const CJS_IN_MEMORY = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', minify: true, write: false, logLevel: 'warning' };
+
 async function lazyModule(entry) {
   const { outputFiles } = await build({
     ...(entry.startsWith('/') ? { entryPoints: [entry] } : { stdin: { contents: `module.exports = require(${JSON.stringify(entry)});`, resolveDir: root, loader: 'js' } }),
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    minify: true,
-    write: false,
+    ...CJS_IN_MEMORY,
     plugins: [nodeHasUrl],
-    logLevel: 'warning',
   });
   const packed = gzipSync(outputFiles[0].contents, { level: 9 }).toString('base64');
   const name = entry.startsWith('/') ? entry.slice(root.length) : entry;
@@ -81,16 +78,10 @@ const lazyModules = {
  */
 const app = await build({
   entryPoints: [`${root}cmd/lbdns.ts`],
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  minify: true,
-  write: false,
+  ...CJS_IN_MEMORY,
   supported: { 'dynamic-import': false },
   define: { LBDNS_EMBEDDED_TEMPLATES: JSON.stringify(templates), 'import.meta.url': 'undefined' },
   plugins: [lazyModules],
-  logLevel: 'warning',
 });
 // The entry file's #! line would be a syntax error inside the function wrapper.
 const appSource = app.outputFiles[0].text.replace(/^#!.*\n/, "");
