@@ -24,14 +24,14 @@
  * - `loadbalance`: A and AAAA records shuffled as round_robin does.
  * - errors, log, health, ready, reload: accepted; they change no answer (no HTTP endpoints here).
  */
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { once } from 'node:events';
+import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
-import { createConnection, createServer, isIPv4, isIPv6, type Server, type Socket } from 'node:net';
+import { createConnection, isIPv4, isIPv6 } from 'node:net';
 import * as packet from 'dns-packet';
 import type { Answer, DecodedPacket, OptAnswer, Question } from 'dns-packet';
 import { tokenize } from '../../lib/corefile-check.js';
 import { canonicalIp } from '../../lib/ip.js';
+import { CLASSIC_UDP_LIMIT, frame, HEADER_BYTES, listenUdpAndTcp, OPCODE_MASK, RCODE, unframe } from './dns-wire.js';
 
 export interface CorefileServerOptions {
   /** Where to listen (UDP and TCP, one port); default 127.0.0.1. */
@@ -52,11 +52,6 @@ export interface CorefileServer {
   close(): Promise<void>;
 }
 
-const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
-const OPCODE_MASK = 0x7800;
-const HEADER_BYTES = 12;
-const CLASSIC_UDP_LIMIT = 512;
-const BIND_ATTEMPTS = 20;
 /** dnsutil.MinimalDefaultTTL and MaximumDefaulTTL. */
 const MIN_TTL = 5;
 const MAX_TTL = 3600;
@@ -392,15 +387,11 @@ function exchangeTcp(message: Buffer, to: Upstream, timeoutMs: number): Promise<
     };
     const timer = setTimeout(() => done(new Error('timeout')), timeoutMs);
     socket.on('error', (err) => done(err));
-    socket.on('connect', () => {
-      const framed = Buffer.alloc(2 + message.length);
-      framed.writeUInt16BE(message.length, 0);
-      message.copy(framed, 2);
-      socket.write(framed);
-    });
+    socket.on('connect', () => socket.write(frame(message)));
     socket.on('data', (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk]);
-      if (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) done(null, pending.subarray(2, 2 + pending.readUInt16BE(0)));
+      const whole = unframe(pending);
+      if (whole !== undefined) done(null, whole.message);
     });
   });
 }
@@ -592,73 +583,16 @@ async function answer(blocks: readonly ServerBlock[], raw: Buffer, proto: 'udp' 
   return clientWrites ? null : encodeReply(req, emptyReply(out.rcode));
 }
 
-function serveTcp(blocks: readonly ServerBlock[], socket: Socket): void {
-  let pending = Buffer.alloc(0);
-  socket.on('error', () => socket.destroy());
-  socket.on('data', (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk]);
-    while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
-      const length = pending.readUInt16BE(0);
-      const message = pending.subarray(2, 2 + length);
-      pending = pending.subarray(2 + length);
-      void answer(blocks, message, 'tcp').then((response) => {
-        if (response === null || socket.destroyed) return;
-        const framed = Buffer.alloc(2 + response.length);
-        framed.writeUInt16BE(response.length, 0);
-        response.copy(framed, 2);
-        socket.write(framed);
-      });
-    }
-  });
-}
-
-async function listen(host: string, blocks: readonly ServerBlock[]): Promise<{ udp: UdpSocket; tcp: Server; sockets: Set<Socket> }> {
-  for (let attempt = 1; ; attempt++) {
-    const udp = createSocket(isIPv6(host) ? 'udp6' : 'udp4');
-    udp.bind(0, host);
-    await once(udp, 'listening');
-    const sockets = new Set<Socket>();
-    const tcp = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      serveTcp(blocks, socket);
-    });
-    try {
-      tcp.listen(udp.address().port, host);
-      await once(tcp, 'listening');
-    } catch (err) {
-      udp.close();
-      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < BIND_ATTEMPTS) continue;
-      throw err;
-    }
-    udp.on('message', (message, peer) => {
-      void answer(blocks, message, 'udp').then((response) => {
-        if (response !== null) udp.send(response, peer.port, peer.address, () => undefined);
-      });
-    });
-    udp.on('error', () => undefined);
-    return { udp, tcp, sockets };
-  }
-}
-
 /** Loads `corefile` (throwing on anything it cannot emulate faithfully) and serves it on loopback. */
 export async function startCorefileServer(corefile: string, opts: CorefileServerOptions = {}): Promise<CorefileServer> {
   const host = opts.host ?? '127.0.0.1';
   if (!isIPv4(host) && !isIPv6(host)) throw new Error(`corefile-server: host ${host} is not an IP address`);
   const blocks = parseCorefile(corefile).map((b) => buildServerBlock(b.keys, b.directives, opts));
-  const { udp, tcp, sockets } = await listen(host, blocks);
-  const port = udp.address().port;
-  let closed: Promise<void> | undefined;
+  const { port, close } = await listenUdpAndTcp(host, (message, transport) => answer(blocks, message, transport));
   return {
     host,
     port,
     address: isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`,
-    close() {
-      closed ??= (async () => {
-        for (const socket of sockets) socket.destroy();
-        await Promise.all([new Promise<void>((resolve) => udp.close(() => resolve())), new Promise<void>((resolve) => tcp.close(() => resolve()))]);
-      })();
-      return closed;
-    },
+    close,
   };
 }

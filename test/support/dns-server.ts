@@ -3,11 +3,10 @@
  * failures changeable while it runs, and a count of the queries it received so tests can
  * assert how often a client asked.
  */
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { createServer, isIPv4, isIPv6, type Server, type Socket } from 'node:net';
-import { once } from 'node:events';
+import { isIPv4, isIPv6 } from 'node:net';
 import * as packet from 'dns-packet';
 import type { Answer, DecodedPacket, OptAnswer, Packet } from 'dns-packet';
+import { CLASSIC_UDP_LIMIT, HEADER_BYTES, listenUdpAndTcp, OPCODE_MASK, RCODE } from './dns-wire.js';
 
 export type FailureMode = 'servfail' | 'timeout' | 'refused';
 export type QueryType = 'A' | 'AAAA' | 'CNAME';
@@ -42,16 +41,11 @@ export interface DnsTestServer {
   close(): Promise<void>;
 }
 
-const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
 const QR = 0x8000;
-const OPCODE_MASK = 0x7800;
-const HEADER_BYTES = 12;
-const CLASSIC_UDP_LIMIT = 512;
 const EDNS_UDP_LIMIT = 1232;
 // Deep enough for any chain a test builds, short enough that a loop ends quickly.
 const MAX_CNAME_CHAIN = 8;
 const DEFAULT_TTL = 60;
-const BIND_ATTEMPTS = 20;
 
 interface StoredName {
   readonly A: readonly string[];
@@ -167,70 +161,11 @@ class Authority {
   }
 }
 
-function serveTcp(authority: Authority, socket: Socket): void {
-  let pending = Buffer.alloc(0);
-  socket.on('error', () => socket.destroy());
-  socket.on('data', (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk]);
-    while (pending.length >= 2) {
-      const length = pending.readUInt16BE(0);
-      if (pending.length < 2 + length) return;
-      const message = pending.subarray(2, 2 + length);
-      pending = pending.subarray(2 + length);
-      // Not even a header: the stream cannot be trusted to be framed right, so end it as servers do.
-      if (length < HEADER_BYTES) {
-        socket.destroy();
-        return;
-      }
-      const response = authority.answer(message, 'tcp');
-      if (response === null) continue;
-      const framed = Buffer.alloc(2 + response.length);
-      framed.writeUInt16BE(response.length, 0);
-      response.copy(framed, 2);
-      socket.write(framed);
-    }
-  });
-}
-
-async function listenBoth(host: string, authority: Authority): Promise<{ udp: UdpSocket; tcp: Server; sockets: Set<Socket> }> {
-  const family = isIPv6(host) ? 'udp6' : 'udp4';
-  for (let attempt = 1; ; attempt++) {
-    const udp = createSocket({ type: family });
-    udp.bind(0, host);
-    await once(udp, 'listening');
-    const { port } = udp.address();
-    const sockets = new Set<Socket>();
-    const tcp = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      serveTcp(authority, socket);
-    });
-    try {
-      tcp.listen(port, host);
-      await once(tcp, 'listening');
-    } catch (err) {
-      udp.close();
-      // The free UDP port may be taken for TCP by someone else: pick another.
-      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < BIND_ATTEMPTS) continue;
-      throw err;
-    }
-    udp.on('message', (message, peer) => {
-      const response = authority.answer(message, 'udp');
-      // A client that went away is not the server's problem: drop the reply as a real server would.
-      if (response !== null) udp.send(response, peer.port, peer.address, () => undefined);
-    });
-    udp.on('error', () => undefined);
-    return { udp, tcp, sockets };
-  }
-}
-
 export async function startDnsServer(opts: { host?: string } = {}): Promise<DnsTestServer> {
   const host = opts.host ?? '127.0.0.1';
   if (!isIPv4(host) && !isIPv6(host)) throw new Error(`dns-server: host ${host} is not an IP address`);
   const authority = new Authority();
-  const { udp, tcp, sockets } = await listenBoth(host, authority);
-  const port = udp.address().port;
-  let closed: Promise<void> | undefined;
+  const { port, close } = await listenUdpAndTcp(host, (message, transport) => authority.answer(message, transport), { closeOnShortTcpMessage: true });
 
   return {
     host,
@@ -257,12 +192,6 @@ export async function startDnsServer(opts: { host?: string } = {}): Promise<DnsT
     resetCounts() {
       authority.counts = new Map();
     },
-    close() {
-      closed ??= (async () => {
-        for (const socket of sockets) socket.destroy();
-        await Promise.all([new Promise<void>((resolve) => udp.close(() => resolve())), new Promise<void>((resolve) => tcp.close(() => resolve()))]);
-      })();
-      return closed;
-    },
+    close,
   };
 }
