@@ -8,7 +8,7 @@ import type { RawConfig } from '../lib/config.js';
 import { captured, until } from './support/cluster-fixture.js';
 import { loadCrd, validateObject } from './support/crd-validate.js';
 import { CRD_DIR, crdValidators } from './support/crd-validators.js';
-import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
+import { withDnsServer } from './support/dns-server.js';
 import {
   rulesAllow,
   startKubeApiServer,
@@ -168,14 +168,6 @@ async function startWatch(cluster: Cluster, flags: RawConfig = {}, fields = 'api
   };
 }
 
-async function withDns(body: (dns: DnsTestServer) => Promise<void>): Promise<void> {
-  const dns = await startDnsServer();
-  try {
-    await body(dns);
-  } finally {
-    await dns.close();
-  }
-}
 
 // ---------------------------------------------------------------------------------------
 // One-shot
@@ -279,7 +271,7 @@ test('a cluster set to PlatformDefault is refused with an explanation and not pa
 });
 
 test('more than 16 IPs for one list exits 2 naming the list, and nothing is written', async () => {
-  await withDns(async (dns) => {
+  await withDnsServer(async (dns) => {
     const ips = Array.from({ length: 17 }, (_, i) => `10.0.2.${i + 1}`);
     dns.set(LB_HOSTNAME, { A: ips });
     const cluster = await startCluster({ ingress: [{ hostname: LB_HOSTNAME }] });
@@ -433,7 +425,7 @@ test('a 422 from the API server is shown field by field', async () => {
 });
 
 test("an LB hostname in the router Service is published as the IPs it resolves to, v4 sorted before v6", async () => {
-  await withDns(async (dns) => {
+  await withDnsServer(async (dns) => {
     dns.set(LB_HOSTNAME, { A: ['10.0.1.41', '10.0.1.5'], AAAA: ['fd00::41'] });
     const cluster = await startCluster({ ingress: [{ hostname: LB_HOSTNAME }, { ip: 'fd00::7' }, { ip: '10.0.1.200' }] });
     try {
@@ -507,7 +499,7 @@ test('SIGTERM ends --watch with exit 0', async () => {
 });
 
 test('--watch: while an LB hostname gets SERVFAIL its list keeps its last IPs, and other changes are still published', async () => {
-  await withDns(async (dns) => {
+  await withDnsServer(async (dns) => {
     dns.set(LB_HOSTNAME, { A: ['10.0.1.41'], ttl: 1 });
     const cluster = await startCluster({ ingress: [{ hostname: LB_HOSTNAME }] });
     let watching: Watching | undefined;

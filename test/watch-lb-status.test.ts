@@ -26,7 +26,7 @@ import {
   type CorefileAnswers,
   type RunningMonitor,
 } from './support/cluster-fixture.js';
-import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
+import { withDnsServer } from './support/dns-server.js';
 import type { PolicyRule } from './support/kube-api-server.js';
 import { runLbdns } from './support/run-cli.js';
 
@@ -50,14 +50,6 @@ async function withMonitor(
   }
 }
 
-async function withDns(body: (dns: DnsTestServer) => Promise<void>): Promise<void> {
-  const dns = await startDnsServer();
-  try {
-    await body(dns);
-  } finally {
-    await dns.close();
-  }
-}
 
 const served = async (c: ClusterFixture, name: string, answer: string) => (await answersOf(c.out, name)).includes(answer);
 const firstRender = (c: ClusterFixture) => until('the first render', () => served(c, APPS, `A ${INGRESS_IP}`));
@@ -83,7 +75,7 @@ test('a Service status patched from one LB to another is rewritten into the Core
 });
 
 test('an LB hostname whose DNS answer changes is followed without any API request', async () => {
-  await withDns(async (dns) => {
+  await withDnsServer(async (dns) => {
     dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
     const setup = { cluster: { ingress: [{ hostname: ROUTER_LB }] }, monitor: { flags: { dnsServers: [dns.address] }, minRefreshSeconds: 1 } };
     await withMonitor(setup, async (c) => {
@@ -150,7 +142,7 @@ test('an API outage blanks nothing, and changes made during it are served after 
 });
 
 test('DNS SERVFAIL for a while blanks nothing, and the answer after recovery is served', async () => {
-  await withDns(async (dns) => {
+  await withDnsServer(async (dns) => {
     dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
     const setup = { cluster: { ingress: [{ hostname: ROUTER_LB }] }, monitor: { flags: { dnsServers: [dns.address] }, minRefreshSeconds: 1 } };
     await withMonitor(setup, async (c, m) => {
@@ -173,7 +165,7 @@ test('DNS SERVFAIL for a while blanks nothing, and the answer after recovery is 
 });
 
 test('DNS timeouts for a while blank nothing, and the answer after them is served', async () => {
-  await withDns(async (dns) => {
+  await withDnsServer(async (dns) => {
     dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
     const setup = { cluster: { ingress: [{ hostname: ROUTER_LB }] }, monitor: { flags: { dnsServers: [dns.address] }, minRefreshSeconds: 1 } };
     await withMonitor(setup, async (c) => {
@@ -266,7 +258,7 @@ test('SIGTERM while the monitor still waits for an unreachable API server exits 
 });
 
 test('SIGTERM while an LB hostname query is timing out still exits 0 within a second', async () => {
-  await withDns(async (dns) => {
+  await withDnsServer(async (dns) => {
     dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
     const cluster = await startCluster({ ingress: [{ hostname: ROUTER_LB }] });
     // The default 5 s floor on re-resolution applies: the query in flight is the first one.

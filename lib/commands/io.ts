@@ -17,3 +17,15 @@ export interface CommandInputs {
 export function loggerFor(io: Io): Logger {
   return createLogger(io.stderr, (process.env.LBDNS_LOG_LEVEL as 'debug' | undefined) ?? 'info');
 }
+
+/** What a long-running command (watch-lb-status, update-infra-status --watch) takes beside its inputs. */
+export interface LongRunningOptions {
+  /** `HOST:PORT` for /healthz, /readyz and /metrics. */
+  readonly metricsAddr: string;
+  /** Ends the command as SIGTERM does; tests use it. */
+  readonly signal?: AbortSignal;
+  /** Told the bound health address once listening (for `:0`). */
+  readonly onListening?: (address: string) => void;
+  /** See PipelineOptions.minRefreshSeconds; not a flag, since a real resolver's TTLs are what to follow. */
+  readonly minRefreshSeconds?: number;
+}

@@ -7,20 +7,15 @@ import { LB_NAMES, type ClusterSpec, type LbName, type Resolution } from '../mod
 import type { DesiredState } from '../monitor.js';
 import { lbRecordName } from '../record-set.js';
 import { prepareCluster, startPipeline, type ClusterContext, type ClusterFlags } from './cluster.js';
-import { loggerFor, type CommandInputs } from './io.js';
+import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
 import { untilStopped, type Stop } from './stop.js';
 
-export interface UpdateInfraStatusOptions extends CommandInputs {
+export interface UpdateInfraStatusOptions extends CommandInputs, LongRunningOptions {
   readonly cluster: ClusterFlags;
   /** Comma-separated LBs whose lists lbdns owns: api, api-int, ingress. */
   readonly fields: string;
   readonly dryRun: boolean;
   readonly watch: boolean;
-  readonly metricsAddr: string;
-  readonly signal?: AbortSignal;
-  readonly onListening?: (address: string) => void;
-  /** See PipelineOptions.minRefreshSeconds; not a flag, since a real resolver's TTLs are what to follow. */
-  readonly minRefreshSeconds?: number;
 }
 
 const RETRY_MIN_MS = 1000;

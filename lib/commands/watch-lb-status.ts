@@ -11,19 +11,11 @@ import { renderCorefile } from '../render.js';
 import { loadTemplate } from '../render-job.js';
 import { watchFile } from '../watch-file.js';
 import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
-import { loggerFor, type CommandInputs } from './io.js';
+import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
 import { untilStopped, type Stop } from './stop.js';
 
-export interface WatchLbStatusOptions extends CommandInputs {
+export interface WatchLbStatusOptions extends CommandInputs, LongRunningOptions {
   readonly cluster: ClusterFlags;
-  /** `HOST:PORT` for /healthz, /readyz and /metrics. */
-  readonly metricsAddr: string;
-  /** Ends the monitor as SIGTERM does; tests use it. */
-  readonly signal?: AbortSignal;
-  /** Told the bound health address once listening (for `:0`). */
-  readonly onListening?: (address: string) => void;
-  /** See PipelineOptions.minRefreshSeconds; not a flag, since a real resolver's TTLs are what to follow. */
-  readonly minRefreshSeconds?: number;
 }
 
 const WRITE_RETRY_MIN_MS = 1000;

@@ -195,3 +195,13 @@ export async function startDnsServer(opts: { host?: string } = {}): Promise<DnsT
     close,
   };
 }
+
+/** Runs `body` with a fresh server on 127.0.0.1, closed however `body` ends. */
+export async function withDnsServer(body: (dns: DnsTestServer) => Promise<void>): Promise<void> {
+  const dns = await startDnsServer();
+  try {
+    await body(dns);
+  } finally {
+    await dns.close();
+  }
+}
