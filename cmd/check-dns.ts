@@ -25,9 +25,7 @@ export class CheckDnsCommand extends ClusterCommand {
 
   override async execute(): Promise<number> {
     return checkDnsCommand({
-      configFile: this.config,
-      example: this.example,
-      flags: this.flagConfig(),
+      ...this.inputs(),
       servers: this.server,
       names: this.names,
       warnOnly: this.warnOnly,
@@ -35,7 +33,6 @@ export class CheckDnsCommand extends ClusterCommand {
       timeout: this.timeout,
       appsHost: this.appsHost,
       cluster: this.clusterMode() ? this.clusterFlags() : undefined,
-      io: this.context,
     });
   }
 }

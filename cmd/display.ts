@@ -14,11 +14,8 @@ export class DisplayCommand extends ClusterCommand {
 
   override async execute(): Promise<number> {
     return displayCommand({
-      configFile: this.config,
-      example: this.example,
-      flags: this.flagConfig(),
+      ...this.inputs(),
       cluster: this.clusterMode() ? this.clusterFlags() : undefined,
-      io: this.context,
     });
   }
 }

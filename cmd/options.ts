@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import type { RawConfig } from '../lib/config.js';
+import type { CommandInputs } from '../lib/commands/io.js';
 import { parseNodeFlags } from '../lib/config.js';
 import { DEFAULT_INGRESS_SERVICE, parseObjectRef, type ClusterFlags } from '../lib/commands/cluster.js';
 import { LIMITS } from '../lib/model.js';
@@ -65,6 +66,11 @@ export abstract class InputCommand extends LbdnsCommand {
   }
 
   /** The flags as a config, so they merge with a file field by field. */
+  /** What every command's lib function takes from the shared flags; `extra` adds the command's own settings. */
+  protected inputs(extra: RawConfig = {}): CommandInputs {
+    return { configFile: this.config, example: this.example, flags: { ...this.flagConfig(), ...extra }, io: this.context };
+  }
+
   protected flagConfig(): RawConfig {
     return {
       domain: this.domain,

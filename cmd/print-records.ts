@@ -21,14 +21,11 @@ export class PrintRecordsCommand extends ClusterCommand {
 
   override async execute(): Promise<number> {
     return printRecordsCommand({
-      configFile: this.config,
-      example: this.example,
-      flags: this.flagConfig(),
+      ...this.inputs(),
       format: this.format,
       cname: this.cname,
       nsupdateServer: this.nsupdateServer,
       cluster: this.clusterMode() ? this.clusterFlags() : undefined,
-      io: this.context,
     });
   }
 }

@@ -19,12 +19,9 @@ export class RenderCorefileCommand extends ClusterCommand {
 
   override async execute(): Promise<number> {
     return renderCorefileCommand({
-      configFile: this.config,
-      example: this.example,
-      flags: { ...this.flagConfig(), out: this.out },
+      ...this.inputs({ out: this.out }),
       diff: this.diff,
       cluster: this.clusterMode() ? this.clusterFlags() : undefined,
-      io: this.context,
     });
   }
 }

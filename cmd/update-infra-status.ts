@@ -28,15 +28,12 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
 
   override async execute(): Promise<number> {
     return updateInfraStatusCommand({
-      configFile: this.config,
-      example: this.example,
-      flags: this.flagConfig(),
+      ...this.inputs(),
       cluster: this.clusterFlags(),
       fields: this.fields,
       dryRun: this.dryRun,
       watch: this.watch,
       metricsAddr: this.metricsAddr,
-      io: this.context,
     });
   }
 }

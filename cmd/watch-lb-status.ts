@@ -21,12 +21,9 @@ export class WatchLbStatusCommand extends ClusterCommand {
 
   override async execute(): Promise<number> {
     return watchLbStatusCommand({
-      configFile: this.config,
-      example: this.example,
-      flags: { ...this.flagConfig(), out: this.out },
+      ...this.inputs({ out: this.out }),
       cluster: this.clusterFlags(),
       metricsAddr: this.metricsAddr,
-      io: this.context,
     });
   }
 }
