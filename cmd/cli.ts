@@ -12,13 +12,14 @@ export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCom
 
 /**
  * Clipanion compiles one state machine over every registered command's options on each run,
- * a large part of a cold start. A command line that names a command gets that command alone;
- * anything else (`--help`, a misspelt command) sees them all.
+ * a large part of a cold start. A command line that names a command gets that command alone
+ * (its own --help needs no built-in); anything else (`--help`, `--version`, a misspelt
+ * command) sees them all.
  */
 export function buildCli(argv: readonly string[] = []): Cli {
   const cli = new Cli({ binaryLabel: 'lbdns', binaryName: 'lbdns', binaryVersion: '0.1.0', enableColors: false });
   const named = COMMANDS.filter((c) => c.paths?.some((path) => path.every((segment, i) => argv[i] === segment)));
-  for (const c of [...(named.length > 0 ? named : COMMANDS), Builtins.HelpCommand, Builtins.VersionCommand]) cli.register(c);
+  for (const c of named.length > 0 ? named : [...COMMANDS, Builtins.HelpCommand, Builtins.VersionCommand]) cli.register(c);
   return cli;
 }
 

@@ -1,8 +1,7 @@
-import type { KubeConfig, KubernetesListObject, KubernetesObject, V1ConfigMap, V1Node, V1Service } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1ConfigMap, V1Node, V1Service } from '@kubernetes/client-node';
 import { mergeContributions, type ClusterData, type SourceContribution } from './cluster-data.js';
 import type { KubeError } from './errors.js';
-import { kubeModule } from './kube/client.js';
-import { watchCollection, type ListPage, type WatchedCollection } from './kube/informer.js';
+import { watchCollection, type WatchedCollection } from './kube/informer.js';
 import { listJson } from './kube/list-json.js';
 import type { Logger } from './log.js';
 import type { ClusterSources } from './monitor.js';
@@ -77,7 +76,6 @@ interface SourceSpec {
   readonly what: string;
   readonly path: string;
   readonly fieldSelector?: string;
-  readonly list: (page: ListPage) => Promise<KubernetesListObject<KubernetesObject>>;
   /** For the large collections; see WatchOptions. */
   readonly pageSize?: number;
   readonly project?: (obj: KubernetesObject) => KubernetesObject;
@@ -93,11 +91,7 @@ const byName = (name: string) => `metadata.name=${name}`;
  */
 const NODE_PAGE_SIZE = 100;
 
-async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
-  const k8s = await kubeModule();
-  const core = opts.kc.makeApiClient(k8s.CoreV1Api);
-  const custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
-  const asList = (p: Promise<unknown>) => p as Promise<KubernetesListObject<KubernetesObject>>;
+function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
   const needs = (...lbs: LbName[]) => lbs.some((lb) => opts.wanted.has(lb) && !opts.localSays.lbs.has(lb));
   const corefile = opts.purpose === 'corefile';
   const cp = opts.role === 'control-plane';
@@ -110,7 +104,6 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       what: `list services in ${namespace}`,
       path: `/api/v1/namespaces/${namespace}/services`,
       fieldSelector: byName(name),
-      list: () => asList(core.listNamespacedService({ namespace, fieldSelector: byName(name) })),
       extract: (items, warn) => routerServiceContribution(items[0] as V1Service | undefined, warn),
     });
   }
@@ -121,7 +114,6 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       what: `list configmaps in ${namespace}`,
       path: `/api/v1/namespaces/${namespace}/configmaps`,
       fieldSelector: byName(name),
-      list: () => asList(core.listNamespacedConfigMap({ namespace, fieldSelector: byName(name) })),
       extract: (items, warn) => lbConfigContribution(items[0] as V1ConfigMap | undefined, warn),
     });
   }
@@ -131,7 +123,6 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       what: 'list infrastructures.config.openshift.io',
       path: '/apis/config.openshift.io/v1/infrastructures',
       fieldSelector: byName('cluster'),
-      list: () => asList(custom.listClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural: 'infrastructures', fieldSelector: byName('cluster') })),
       extract: (items, warn) => infrastructureContribution(items[0] as Infrastructure | undefined, warn),
     });
   }
@@ -140,7 +131,6 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       name: `dnsrecords in ${DNSRECORD_NAMESPACE}`,
       what: `list dnsrecords.ingress.operator.openshift.io in ${DNSRECORD_NAMESPACE}`,
       path: `/apis/ingress.operator.openshift.io/v1/namespaces/${DNSRECORD_NAMESPACE}/dnsrecords`,
-      list: () => asList(custom.listNamespacedCustomObject({ group: 'ingress.operator.openshift.io', version: 'v1', namespace: DNSRECORD_NAMESPACE, plural: 'dnsrecords' })),
       extract: (items, warn) => dnsRecordsContribution(items as DNSRecord[], warn, opts.domain),
     });
   }
@@ -149,7 +139,6 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
       name: 'nodes',
       what: 'list nodes',
       path: '/api/v1/nodes',
-      list: (page) => listJson(opts.kc, '/api/v1/nodes', page),
       pageSize: NODE_PAGE_SIZE,
       project: (obj) => nodeProjection(obj as V1Node),
       extract: (items, warn) => nodesContribution(items as V1Node[], warn),
@@ -160,7 +149,7 @@ async function sourceSpecs(opts: ClusterSourceOptions): Promise<SourceSpec[]> {
 
 /** Starts one list+watch per source the role needs; each source's contribution is recomputed on its own events only. */
 export async function startClusterSources(opts: ClusterSourceOptions): Promise<ClusterSources> {
-  const specs = await sourceSpecs(opts);
+  const specs = sourceSpecs(opts);
   let started: Source[] = [];
   const sources = await Promise.all(
     specs.map(async (spec): Promise<Source> => {
@@ -174,7 +163,10 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
         ...(spec.fieldSelector === undefined ? {} : { fieldSelector: spec.fieldSelector }),
         ...(spec.pageSize === undefined ? {} : { pageSize: spec.pageSize }),
         ...(spec.project === undefined ? {} : { project: spec.project }),
-        list: spec.list,
+        // Plain JSON, as the watch events come: client-node's typed lists build a class
+        // instance for every object and field, which for thousands of Nodes doubled the
+        // memory and time of a list.
+        list: (page) => listJson(opts.kc, spec.path, { fieldSelector: spec.fieldSelector, ...page }),
         log: opts.log,
         onRestart: (error) => opts.onRestart?.(spec.name, error),
         onChange: (items) => {

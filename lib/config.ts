@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
+import { CORE_SCHEMA, load as parseYaml } from 'js-yaml';
 import { ConfigError, ValidationError } from './errors.js';
 
 /**
@@ -69,7 +69,8 @@ function checkShape(path: string, value: unknown, shape: Shape): void {
 export function parseConfig(text: string, source: string): RawConfig {
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    // The YAML 1.2 core schema: a date or a !!binary is a string here, as Kubernetes would not read it either.
+    doc = parseYaml(text, { schema: CORE_SCHEMA });
   } catch (err) {
     throw new ConfigError(`${source}: not valid YAML or JSON: ${(err as Error).message}`);
   }

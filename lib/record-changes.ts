@@ -13,8 +13,21 @@ function addressesByName(set: RecordSet | undefined): Map<string, string[]> {
   return map;
 }
 
+/**
+ * At most this many changes go in one log line. The first Corefile of a cluster with 5,000
+ * Nodes changes 5,000 names: one line of 300 kB that log pipelines cut or drop.
+ */
+export const LOGGED_CHANGES = 20;
+
+export interface ChangeLog {
+  /** The first LOGGED_CHANGES changes, by name. */
+  readonly changes: readonly RecordChange[];
+  /** How many more there were, when there were. */
+  readonly moreChanges?: number;
+}
+
 /** Which served names changed from which addresses to which: what the admin reads in the log. */
-export function recordChanges(before: RecordSet | undefined, after: RecordSet): RecordChange[] {
+export function recordChanges(before: RecordSet | undefined, after: RecordSet): ChangeLog {
   const a = addressesByName(before);
   const b = addressesByName(after);
   const changes: RecordChange[] = [];
@@ -23,5 +36,6 @@ export function recordChanges(before: RecordSet | undefined, after: RecordSet): 
     const to = b.get(name) ?? [];
     if (from.join(' ') !== to.join(' ')) changes.push({ name, from, to });
   }
-  return changes.sort((x, y) => (x.name < y.name ? -1 : 1));
+  changes.sort((x, y) => (x.name < y.name ? -1 : 1));
+  return changes.length > LOGGED_CHANGES ? { changes: changes.slice(0, LOGGED_CHANGES), moreChanges: changes.length - LOGGED_CHANGES } : { changes };
 }

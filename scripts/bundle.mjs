@@ -5,7 +5,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
+import { CLIPANION_CORE, patchClipanionCore } from './clipanion-patch.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const templates = Object.fromEntries(
@@ -22,6 +24,8 @@ const templates = Object.fromEntries(
  * import() unpacks and compiles it on first use.
  */
 const LAZY = new Set([`${root}lib/kube/api.ts`, 'prom-client']);
+/** Each lazy part, gzipped and base64-encoded, by name. */
+const payloads = new Map();
 
 /*
  * node-fetch 2 (the client's HTTP layer) uses Node's own URL and falls back to the
@@ -45,14 +49,13 @@ async function lazyModule(entry) {
     ...CJS_IN_MEMORY,
     plugins: [nodeHasUrl],
   });
-  const packed = gzipSync(outputFiles[0].contents, { level: 9 }).toString('base64');
   const name = entry.startsWith('/') ? entry.slice(root.length) : entry;
+  payloads.set(name, gzipSync(outputFiles[0].contents, { level: 9 }).toString('base64'));
   // Compiled the way Node compiles a CommonJS file; the filename is what stack traces show.
+  // lbdnsPayload is the entry's: it unpacks a payload from the bundle file (see entry()).
   return [
     "const { runInThisContext } = require('node:vm');",
-    "const { gunzipSync } = require('node:zlib');",
-    `const source = gunzipSync(Buffer.from(${JSON.stringify(packed)}, 'base64')).toString('utf8');`,
-    `runInThisContext('(function (exports, require, module) {' + source + '\\n})', { filename: ${JSON.stringify(`lbdns.mjs[${name}]`)} })(module.exports, require, module);`,
+    `runInThisContext('(function (exports, require, module) {' + lbdnsPayload(${JSON.stringify(name)}) + '\\n})', { filename: ${JSON.stringify(`lbdns.mjs[${name}]`)} })(module.exports, require, module);`,
   ].join('\n');
 }
 
@@ -70,6 +73,14 @@ const lazyModules = {
   },
 };
 
+/** See scripts/clipanion-patch.mjs. */
+const fastClipanion = {
+  name: 'fast-clipanion',
+  setup(b) {
+    b.onLoad({ filter: CLIPANION_CORE }, async (args) => ({ contents: patchClipanionCore(await readFile(args.path, 'utf8')), loader: 'js' }));
+  },
+};
+
 /*
  * The application itself, as CommonJS source text: the ESM file below compiles it through
  * vm.Script with a V8 code cache, because compiling the code was the largest part of a cold
@@ -81,31 +92,82 @@ const app = await build({
   ...CJS_IN_MEMORY,
   supported: { 'dynamic-import': false },
   define: { LBDNS_EMBEDDED_TEMPLATES: JSON.stringify(templates), 'import.meta.url': 'undefined' },
-  plugins: [lazyModules],
+  plugins: [lazyModules, fastClipanion],
 });
 // The entry file's #! line would be a syntax error inside the function wrapper.
-const appSource = app.outputFiles[0].text.replace(/^#!.*\n/, "");
+const appSource = app.outputFiles[0].text.replace(/^#!.*\n/, '');
+
+/*
+ * The file is a small ES module followed by its payload in comments: the application's
+ * source, one line comment per line; then the V8 code cache and each lazy part, base64 in
+ * block comments. The module reads its own file and slices them out by offset. As string
+ * literals (how this started) V8 scanned a megabyte of them on every start, and kept each
+ * literal in the heap beside the module's source for the life of the process.
+ */
+const HEADER = `#!/usr/bin/env node
+// lbdns, built by scripts/bundle.mjs: this loader, then the application in comments.
+import { closeSync, openSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+const require = createRequire(import.meta.url);
+const filename = fileURLToPath(import.meta.url);
+/** Bytes start..end of this file. */
+function read(start, end) {
+  const bytes = Buffer.allocUnsafe(end - start);
+  const fd = openSync(filename, 'r');
+  try {
+    for (let at = 0, n = 1; at < bytes.length; at += n) {
+      n = readSync(fd, bytes, at, bytes.length - at, start + at);
+      if (n === 0) throw new Error(\`\${filename} is truncated: rebuild it with make bundle\`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
+}
+const [appStart, appEnd, cacheStart, cacheEnd] = [@APP@, @CACHE@];
+// The application and its code cache, which every command needs, in one read.
+const head = read(appStart, cacheEnd);
+const source = head.toString('latin1', 0, appEnd - appStart).replaceAll('\\n//', '\\n');
+// Made for this Node build by \`make bundle\`; V8 ignores it (and compiles as usual) on any other.
+let cachedData = Buffer.from(head.toString('latin1', cacheStart - appStart, cacheEnd - appStart), 'base64');
+// Named as a path would not be: V8 keeps the name it was given when the cache was made.
+const script = new Script(source, { filename: 'lbdns.mjs[app]', cachedData });
+// Nothing needs the cache once compiled; a monitor runs for months.
+cachedData = undefined;
+if (process.env.LBDNS_CODE_CACHE_OUT) process.once('exit', () => require('node:fs').writeFileSync(process.env.LBDNS_CODE_CACHE_OUT, script.createCachedData()));
+const payloads = new Map(@PAYLOADS@);
+// A part only the cluster commands load, read when first imported; gzip's checksum
+// refuses a file changed since this process started.
+const unpack = (name) => require('node:zlib').gunzipSync(Buffer.from(read(...payloads.get(name)).toString('latin1'), 'base64')).toString('utf8');
+const module = { exports: {} };
+script.runInThisContext()(module.exports, require, module, unpack);
+`;
 
 function entry(codeCache) {
-  return [
-    '#!/usr/bin/env node',
-    "import { createRequire } from 'node:module';",
-    "import { Script } from 'node:vm';",
-    "import { fileURLToPath } from 'node:url';",
-    'const require = createRequire(import.meta.url);',
-    'const filename = fileURLToPath(import.meta.url);',
-    `const source = ${JSON.stringify(`(function (exports, require, module) {${appSource}
-})`)};`,
-    // Made for this Node build by `make bundle`; V8 ignores it (and compiles as usual) on any other.
-    `let cachedData = ${codeCache ? `Buffer.from(${JSON.stringify(codeCache.toString('base64'))}, 'base64')` : 'undefined'};`,
-    'const script = new Script(source, { filename, cachedData });',
-    // Nothing needs the cache once compiled; a monitor runs for months.
-    'cachedData = undefined;',
-    "if (process.env.LBDNS_CODE_CACHE_OUT) process.once('exit', () => require('node:fs').writeFileSync(process.env.LBDNS_CODE_CACHE_OUT, script.createCachedData()));",
-    'const module = { exports: {} };',
-    'script.runInThisContext()(module.exports, require, module);',
-    '',
-  ].join('\n');
+  const app = `(function (exports, require, module, lbdnsPayload) {${appSource}\n})`;
+  // ASCII, so the latin1 slice is the text; no CR, which would end a line comment.
+  if (/[^\x00-\x0c\x0e-\x7f]/.test(app)) throw new Error('the application source has a CR or a non-ASCII character; it cannot sit in line comments');
+  const sections = [
+    ['app', '//', app.replaceAll('\n', '\n//'), '\n'],
+    ['cache', '/*', codeCache?.toString('base64') ?? '', '*/\n'],
+    ...[...payloads].map(([name, packed]) => [name, '/*', packed, '*/\n']),
+  ];
+  // Offsets padded to a fixed width, so the header is as long with them as without.
+  const range = ([start, end]) => `${String(start).padStart(10)}, ${String(end).padStart(10)}`;
+  if (sections[1][0] !== 'cache' || sections[0][0] !== 'app') throw new Error('the loader reads the application and the cache as one range');
+  const header = (at) =>
+    HEADER.replace('@APP@', range(at.get('app')))
+      .replace('@CACHE@', range(at.get('cache')))
+      .replace('@PAYLOADS@', `[${[...payloads.keys()].map((name) => `[${JSON.stringify(name)}, [${range(at.get(name))}]]`).join(', ')}]`);
+  const at = new Map(sections.map(([key]) => [key, [0, 0]]));
+  let pos = header(at).length;
+  for (const [key, open, text, close] of sections) {
+    at.set(key, [pos + open.length, pos + open.length + text.length]);
+    pos += open.length + text.length + close.length;
+  }
+  return header(at) + sections.map(([, open, text, close]) => open + text + close).join('');
 }
 
 const out = process.argv[2] ?? `${root}dist/lbdns.mjs`;

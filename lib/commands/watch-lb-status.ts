@@ -81,7 +81,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
     if (written) {
       metrics.lastChange.set(Date.now() / 1000);
-      log.info('Corefile written', { path: out, changes: recordChanges(lastSet, state.recordSet), notServed: state.empty });
+      log.info('Corefile written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: state.empty });
     }
     lastSet = state.recordSet;
     onDisk = true;

@@ -21,7 +21,7 @@
  * and the text of CEL evaluation errors (`no such key: x`) is close to cel-go's, not exact.
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { load as parseYaml } from 'js-yaml';
 
 // ---------------------------------------------------------------------------------------
 // Public types

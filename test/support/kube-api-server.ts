@@ -15,7 +15,10 @@ import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { stringify as toYaml } from 'yaml';
+import { gzipSync } from 'node:zlib';
+import { dump as toYaml } from 'js-yaml';
+
+const GZIP_THRESHOLD_BYTES = 128 * 1024;
 
 // ---------------------------------------------------------------------------------------
 // Resource table
@@ -1146,8 +1149,15 @@ class TestKubeApiServer implements KubeApiServer {
     };
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       record(status);
+      const text = JSON.stringify(body);
+      // kube-apiserver gzips an answer over 128 KiB for a client that accepts it (APIResponseCompression).
+      if (text.length > GZIP_THRESHOLD_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+        res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...headers });
+        res.end(gzipSync(text, { level: 1 }));
+        return;
+      }
       res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-      res.end(JSON.stringify(body));
+      res.end(text);
     };
     try {
       if (this.options.token !== undefined && req.headers.authorization !== `Bearer ${this.options.token}`) {

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import type { PolicyRule } from './kube-api-server.js';
 
 export const MANIFEST_DIR = fileURLToPath(new URL('../../manifests/', import.meta.url));
@@ -85,11 +85,9 @@ export interface ContainerRef {
 export function loadManifests(): Manifest[] {
   const files = readdirSync(MANIFEST_DIR).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml')).sort();
   return files.flatMap((file) =>
-    parseAllDocuments(readFileSync(join(MANIFEST_DIR, file), 'utf8')).flatMap((doc) => {
-      if (doc.errors.length > 0) throw new Error(`manifests/${file}: ${doc.errors[0]?.message}`);
-      const object: unknown = doc.toJS();
-      return object === null || object === undefined ? [] : [{ file, object: object as Manifest['object'] }];
-    }),
+    loadAll(readFileSync(join(MANIFEST_DIR, file), 'utf8'), null, { filename: `manifests/${file}` }).flatMap((object) =>
+      object === null || object === undefined ? [] : [{ file, object: object as Manifest['object'] }],
+    ),
   );
 }
 

@@ -1,0 +1,2 @@
+export const CLIPANION_CORE: RegExp;
+export function patchClipanionCore(text: string): string;

@@ -1,0 +1,43 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ClusterSpec, Endpoint } from '../lib/model.js';
+import { LOGGED_CHANGES, recordChanges } from '../lib/record-changes.js';
+import { buildRecordSet } from '../lib/record-set.js';
+
+const D = 'c1.example.com';
+const ip = (value: string): Endpoint => ({ kind: 'ip', ip: value });
+
+function recordSet(ingress: string, nodes: number) {
+  const spec: ClusterSpec = {
+    domain: D,
+    role: 'control-plane',
+    lbs: { api: [ip('10.0.0.10')], 'api-int': [ip('10.0.0.20')], ingress: [ip(ingress)] },
+    extraRecords: [],
+    nodes: Array.from({ length: nodes }, (_, i) => ({ name: `node-${String(i).padStart(3, '0')}`, ips: [`10.1.0.${i + 1}`] })),
+    upstreams: ['10.0.0.2'],
+    ttl: 60,
+    reload: { intervalSeconds: 2, jitterSeconds: 1 },
+  };
+  return buildRecordSet(spec, new Map()).recordSet;
+}
+
+test('a changed address is logged with the name, what it was and what it is', () => {
+  assert.equal(recordChanges(recordSet('10.0.1.30', 1), recordSet('10.0.1.99', 1)), {
+    changes: [{ name: `*.apps.${D}`, from: ['10.0.1.30'], to: ['10.0.1.99'] }],
+  });
+});
+
+test('the first Corefile logs every name as new, in name order', () => {
+  const { changes } = recordChanges(undefined, recordSet('10.0.1.30', 2));
+  assert.equal(changes.map((c) => c.name), [`*.apps.${D}`, `api-int.${D}`, `api.${D}`, `node-000.${D}`, `node-001.${D}`]);
+  assert.ok(changes.every((c) => c.from.length === 0));
+});
+
+test(`more than ${LOGGED_CHANGES} changes log the first ${LOGGED_CHANGES} and how many more`, () => {
+  const log = recordChanges(undefined, recordSet('10.0.1.30', 5000));
+  assert.is(log.changes.length, LOGGED_CHANGES);
+  assert.is(log.moreChanges, 5003 - LOGGED_CHANGES);
+  assert.ok(JSON.stringify(log).length < 4000, 'one short log line');
+});
+
+test.run();
