@@ -776,6 +776,30 @@ test('a replace of a custom resource without a resourceVersion is refused with 4
   });
 });
 
+test('an answer over 128 KiB is gzipped for a client that accepts gzip, as kube-apiserver does', async () => {
+  await withServer({}, async ({ server }) => {
+    for (let i = 0; i < 400; i++) {
+      server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${i}`, namespace: NS }, data: { filler: 'x'.repeat(400) } });
+    }
+    const { get } = await import('node:http');
+    const head = (path: string, headers: Record<string, string>) =>
+      new Promise<{ encoding: string | undefined; bytes: number }>((resolve, reject) => {
+        get(`${server.url}${path}`, { headers }, (res) => {
+          let bytes = 0;
+          res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+          res.on('end', () => resolve({ encoding: res.headers['content-encoding'], bytes }));
+        }).on('error', reject);
+      });
+    const big = `/api/v1/namespaces/${NS}/configmaps`;
+    const gzipped = await head(big, { 'Accept-Encoding': 'gzip' });
+    assert.is(gzipped.encoding, 'gzip');
+    const plain = await head(big, {});
+    assert.is(plain.encoding, undefined);
+    assert.ok(plain.bytes > 128 * 1024 && gzipped.bytes < plain.bytes / 4, `${gzipped.bytes} gzipped against ${plain.bytes}`);
+    assert.is((await head(`${big}/c-0`, { 'Accept-Encoding': 'gzip' })).encoding, undefined, 'a small answer goes uncompressed');
+  });
+});
+
 test('discovery lists the served API groups, versions and resources', async () => {
   await withServer({}, async ({ server, kc }) => {
     const version = await kc.makeApiClient(k8s.VersionApi).getCode();
