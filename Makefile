@@ -1,7 +1,7 @@
 # lbdns — see README.md. Every target installs what it needs first.
 NODE_MODULES := node_modules/.package-lock.json
 BUNDLE := dist/lbdns.mjs
-SOURCES := $(shell find cmd lib templates -type f) scripts/bundle.mjs package.json
+SOURCES := $(shell find cmd lib templates -type f) $(wildcard scripts/*.mjs) package.json
 
 .PHONY: all install build bundle example test test-deps lint bench clean
 
