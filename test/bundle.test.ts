@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, spawn } from 'node:child_process';
-import { access, chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { access, chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,6 +135,19 @@ test('the bundle runs the monitor: watch, write the Corefile, serve /metrics, st
     await cluster.close();
   }
   assert.is(code, 0, stderr);
+});
+
+test('a bundle cut after its code cache still renders locally, and a cluster command says it is truncated', async () => {
+  const text = await readFile(bundle, 'latin1');
+  const cacheEnd = Number(/\[appStart, appEnd, cacheStart, cacheEnd\] = \[[^\]]*?(\d+)\]/.exec(text)?.[1]);
+  assert.ok(cacheEnd > 0 && text.slice(cacheEnd, cacheEnd + 3) === '*/\n', 'the cache ends a block comment');
+  const cut = join(alone, 'cut.mjs');
+  await writeFile(cut, text.slice(0, cacheEnd + 3), 'latin1');
+  const local = await runProgram(process.execPath, [cut, 'render-corefile', '--example'], { cwd: alone, env: PLAIN_ENV });
+  assert.is(local.code, 0, local.stderr);
+  const cluster = await runProgram(process.execPath, [cut, 'render-corefile', '--kubeconfig', join(alone, 'none'), '--wait-timeout', '1s'], { cwd: alone, env: PLAIN_ENV });
+  assert.is.not(cluster.code, 0);
+  assert.match(cluster.stderr, `${cut} is truncated: rebuild it with make bundle`);
 });
 
 test('run through a link named lbdns, as the image puts it on PATH, the bundle starts by its #! line', async () => {
