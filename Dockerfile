@@ -9,7 +9,7 @@ COPY tsconfig.json ./
 COPY cmd cmd
 COPY lib lib
 COPY templates templates
-COPY scripts/bundle.mjs scripts/bundle.mjs
+COPY scripts scripts
 RUN node scripts/bundle.mjs /out/lbdns.mjs && chmod 0755 /out/lbdns.mjs
 
 FROM docker.io/library/node:20-bookworm-slim

@@ -69,7 +69,8 @@ function checkShape(path: string, value: unknown, shape: Shape): void {
 export function parseConfig(text: string, source: string): RawConfig {
   let doc: unknown;
   try {
-    // The YAML 1.2 core schema: a date or a !!binary is a string here, as Kubernetes would not read it either.
+    // The YAML 1.2 core schema: a date stays a string, and a tag it does not define (!!binary,
+    // !!timestamp, a local !tag) is an error rather than a guess.
     doc = parseYaml(text, { schema: CORE_SCHEMA });
   } catch (err) {
     throw new ConfigError(`${source}: not valid YAML or JSON: ${(err as Error).message}`);

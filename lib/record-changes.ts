@@ -6,11 +6,23 @@ export interface RecordChange {
   readonly to: readonly string[];
 }
 
-function addressesByName(set: RecordSet | undefined): Map<string, string[]> {
+function addressesByName(set: RecordSet | undefined, part: 'names' | 'nodes'): Map<string, string[]> {
   const map = new Map<string, string[]>();
-  for (const n of set?.names ?? []) map.set(n.name, [...n.v4, ...n.v6]);
-  for (const n of set?.nodes ?? []) map.set(n.fqdn, [...n.v4, ...n.v6]);
+  if (part === 'names') for (const n of set?.names ?? []) map.set(n.name, [...n.v4, ...n.v6]);
+  else for (const n of set?.nodes ?? []) map.set(n.fqdn, [...n.v4, ...n.v6]);
   return map;
+}
+
+function changesOf(before: RecordSet | undefined, after: RecordSet, part: 'names' | 'nodes'): RecordChange[] {
+  const a = addressesByName(before, part);
+  const b = addressesByName(after, part);
+  const changes: RecordChange[] = [];
+  for (const name of new Set([...a.keys(), ...b.keys()])) {
+    const from = a.get(name) ?? [];
+    const to = b.get(name) ?? [];
+    if (from.join(' ') !== to.join(' ')) changes.push({ name, from, to });
+  }
+  return changes.sort((x, y) => (x.name < y.name ? -1 : 1));
 }
 
 /**
@@ -26,16 +38,11 @@ export interface ChangeLog {
   readonly moreChanges?: number;
 }
 
-/** Which served names changed from which addresses to which: what the admin reads in the log. */
+/**
+ * Which served names changed from which addresses to which: what the admin reads in the log.
+ * The LB and DNSRecord names come before the nodes', so a cut never hides an LB's change.
+ */
 export function recordChanges(before: RecordSet | undefined, after: RecordSet): ChangeLog {
-  const a = addressesByName(before);
-  const b = addressesByName(after);
-  const changes: RecordChange[] = [];
-  for (const name of new Set([...a.keys(), ...b.keys()])) {
-    const from = a.get(name) ?? [];
-    const to = b.get(name) ?? [];
-    if (from.join(' ') !== to.join(' ')) changes.push({ name, from, to });
-  }
-  changes.sort((x, y) => (x.name < y.name ? -1 : 1));
+  const changes = [...changesOf(before, after, 'names'), ...changesOf(before, after, 'nodes')];
   return changes.length > LOGGED_CHANGES ? { changes: changes.slice(0, LOGGED_CHANGES), moreChanges: changes.length - LOGGED_CHANGES } : { changes };
 }

@@ -106,41 +106,49 @@ const appSource = app.outputFiles[0].text.replace(/^#!.*\n/, '');
  */
 const HEADER = `#!/usr/bin/env node
 // lbdns, built by scripts/bundle.mjs: this loader, then the application in comments.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { fstatSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 const require = createRequire(import.meta.url);
 const filename = fileURLToPath(import.meta.url);
-/** Bytes start..end of this file. */
-function read(start, end) {
-  const bytes = Buffer.allocUnsafe(end - start);
-  const fd = openSync(filename, 'r');
-  try {
-    for (let at = 0, n = 1; at < bytes.length; at += n) {
-      n = readSync(fd, bytes, at, bytes.length - at, start + at);
-      if (n === 0) throw new Error(\`\${filename} is truncated: rebuild it with make bundle\`);
-    }
-  } finally {
-    closeSync(fd);
+// Where each part sits, counted back from the end of the file: a packager that rewrites the
+// #! line moves nothing.
+const [appFrom, appTo, cacheFrom, cacheTo] = @APP_CACHE@;
+const payloads = new Map(@PAYLOADS@);
+const modified = (why) => new Error(\`\${filename} was modified after it was built (\${why}): rebuild it with make bundle\`);
+// Kept open: a lazy part is read from this file even if a new build replaces it meanwhile.
+const fd = openSync(filename, 'r');
+const size = fstatSync(fd).size;
+/** The bytes from \`from\` to \`to\` bytes before the end of the file. */
+function read(from, to) {
+  if (from > size) throw modified('too short');
+  const bytes = Buffer.allocUnsafe(from - to);
+  for (let at = 0, n = 1; at < bytes.length; at += n) {
+    n = readSync(fd, bytes, at, bytes.length - at, size - from + at);
+    if (n === 0) throw modified('too short');
   }
   return bytes;
 }
-const [appStart, appEnd, cacheStart, cacheEnd] = [@APP@, @CACHE@];
 // The application and its code cache, which every command needs, in one read.
-const head = read(appStart, cacheEnd);
-const source = head.toString('latin1', 0, appEnd - appStart).replaceAll('\\n//', '\\n');
+const head = read(appFrom, cacheTo);
+const source = head.toString('latin1', 0, appFrom - appTo).replaceAll('\\n//', '\\n');
+if (!source.startsWith('(function (exports, require, module, lbdnsPayload) {') || !source.endsWith('\\n})')) throw modified('the application is not where it was put');
 // Made for this Node build by \`make bundle\`; V8 ignores it (and compiles as usual) on any other.
-let cachedData = Buffer.from(head.toString('latin1', cacheStart - appStart, cacheEnd - appStart), 'base64');
+let cachedData = Buffer.from(head.toString('latin1', appFrom - cacheFrom, appFrom - cacheTo), 'base64');
 // Named as a path would not be: V8 keeps the name it was given when the cache was made.
 const script = new Script(source, { filename: 'lbdns.mjs[app]', cachedData });
 // Nothing needs the cache once compiled; a monitor runs for months.
 cachedData = undefined;
 if (process.env.LBDNS_CODE_CACHE_OUT) process.once('exit', () => require('node:fs').writeFileSync(process.env.LBDNS_CODE_CACHE_OUT, script.createCachedData()));
-const payloads = new Map(@PAYLOADS@);
-// A part only the cluster commands load, read when first imported; gzip's checksum
-// refuses a file changed since this process started.
-const unpack = (name) => require('node:zlib').gunzipSync(Buffer.from(read(...payloads.get(name)).toString('latin1'), 'base64')).toString('utf8');
+/** A part only the cluster commands load, read when first imported. */
+function unpack(name) {
+  try {
+    return require('node:zlib').gunzipSync(Buffer.from(read(...payloads.get(name)).toString('latin1'), 'base64')).toString('utf8');
+  } catch (err) {
+    throw modified(\`\${name}: \${err.message}\`);
+  }
+}
 const module = { exports: {} };
 script.runInThisContext()(module.exports, require, module, unpack);
 `;
@@ -154,20 +162,20 @@ function entry(codeCache) {
     ['cache', '/*', codeCache?.toString('base64') ?? '', '*/\n'],
     ...[...payloads].map(([name, packed]) => [name, '/*', packed, '*/\n']),
   ];
-  // Offsets padded to a fixed width, so the header is as long with them as without.
-  const range = ([start, end]) => `${String(start).padStart(10)}, ${String(end).padStart(10)}`;
-  if (sections[1][0] !== 'cache' || sections[0][0] !== 'app') throw new Error('the loader reads the application and the cache as one range');
-  const header = (at) =>
-    HEADER.replace('@APP@', range(at.get('app')))
-      .replace('@CACHE@', range(at.get('cache')))
-      .replace('@PAYLOADS@', `[${[...payloads.keys()].map((name) => `[${JSON.stringify(name)}, [${range(at.get(name))}]]`).join(', ')}]`);
-  const at = new Map(sections.map(([key]) => [key, [0, 0]]));
-  let pos = header(at).length;
+  if (sections[0][0] !== 'app' || sections[1][0] !== 'cache') throw new Error('the loader reads the application and the cache as one range');
+  const tail = sections.map(([, open, text, close]) => open + text + close).join('');
+  // Each part's start and end as distances from the end of the file.
+  const at = new Map();
+  let pos = 0;
   for (const [key, open, text, close] of sections) {
-    at.set(key, [pos + open.length, pos + open.length + text.length]);
+    at.set(key, [tail.length - pos - open.length, tail.length - pos - open.length - text.length]);
     pos += open.length + text.length + close.length;
   }
-  return header(at) + sections.map(([, open, text, close]) => open + text + close).join('');
+  const header = HEADER.replace('@APP_CACHE@', JSON.stringify([...at.get('app'), ...at.get('cache')])).replace(
+    '@PAYLOADS@',
+    JSON.stringify([...payloads.keys()].map((name) => [name, at.get(name)])),
+  );
+  return header + tail;
 }
 
 const out = process.argv[2] ?? `${root}dist/lbdns.mjs`;

@@ -795,6 +795,7 @@ test('an answer over 128 KiB is gzipped for a client that accepts gzip, as kube-
     assert.is(gzipped.encoding, 'gzip');
     const plain = await head(big, {});
     assert.is(plain.encoding, undefined);
+    assert.is((await head(big, { 'Accept-Encoding': 'br, gzip;q=0' })).encoding, undefined, 'gzip refused with q=0');
     assert.ok(plain.bytes > 128 * 1024 && gzipped.bytes < plain.bytes / 4, `${gzipped.bytes} gzipped against ${plain.bytes}`);
     assert.is((await head(`${big}/c-0`, { 'Accept-Encoding': 'gzip' })).encoding, undefined, 'a small answer goes uncompressed');
   });

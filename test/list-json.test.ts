@@ -96,4 +96,31 @@ test('pages of the test API server come back with the token to the next one', as
   }
 });
 
+test('a list whose server stops sending fails after the idle timeout instead of waiting for ever', async () => {
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"kind":"NodeList","items":[');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  try {
+    const started = Date.now();
+    const err = await listJson(kc, '/api/v1/nodes', {}, 200).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    assert.match(err?.message ?? '', 'GET /api/v1/nodes: nothing received for 0.2 s');
+    assert.ok(Date.now() - started < 2000);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
 test.run();

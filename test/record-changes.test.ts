@@ -7,13 +7,13 @@ import { buildRecordSet } from '../lib/record-set.js';
 const D = 'c1.example.com';
 const ip = (value: string): Endpoint => ({ kind: 'ip', ip: value });
 
-function recordSet(ingress: string, nodes: number) {
+function recordSet(ingress: string, nodes: number, prefix = 'node') {
   const spec: ClusterSpec = {
     domain: D,
     role: 'control-plane',
     lbs: { api: [ip('10.0.0.10')], 'api-int': [ip('10.0.0.20')], ingress: [ip(ingress)] },
     extraRecords: [],
-    nodes: Array.from({ length: nodes }, (_, i) => ({ name: `node-${String(i).padStart(3, '0')}`, ips: [`10.1.0.${i + 1}`] })),
+    nodes: Array.from({ length: nodes }, (_, i) => ({ name: `${prefix}-${String(i).padStart(3, '0')}`, ips: [`10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`] })),
     upstreams: ['10.0.0.2'],
     ttl: 60,
     reload: { intervalSeconds: 2, jitterSeconds: 1 },
@@ -38,6 +38,15 @@ test(`more than ${LOGGED_CHANGES} changes log the first ${LOGGED_CHANGES} and ho
   assert.is(log.changes.length, LOGGED_CHANGES);
   assert.is(log.moreChanges, 5003 - LOGGED_CHANGES);
   assert.ok(JSON.stringify(log).length < 4000, 'one short log line');
+});
+
+test('an LB change is logged even when more node changes than the cut sort before it', () => {
+  const before = recordSet('10.0.1.30', 0, 'a');
+  const after = recordSet('10.0.1.99', 50, 'a');
+  const { changes, moreChanges } = recordChanges(before, after);
+  assert.equal(changes[0], { name: `*.apps.${D}`, from: ['10.0.1.30'], to: ['10.0.1.99'] });
+  assert.is(changes[1]?.name, `a-000.${D}`);
+  assert.is(moreChanges, 51 - LOGGED_CHANGES);
 });
 
 test.run();

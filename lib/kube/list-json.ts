@@ -19,13 +19,19 @@ class ListRequestError extends Error {
 }
 
 /**
+ * A list whose connection carries nothing for this long fails, and its informer lists again:
+ * a connection gone half-open would otherwise leave the source unsynced with no error.
+ */
+export const LIST_IDLE_TIMEOUT_MS = 60_000;
+
+/**
  * GETs a collection as plain JSON, with the credentials, TLS settings and proxy of the
  * kubeconfig, applied the way client-node applies them to its watches. client-node's typed
  * list calls build a class instance for every object and field on top of the parsed JSON:
  * for thousands of Nodes that doubled the memory and the time a list takes, and watch events
  * arrive as plain JSON anyway.
  */
-export async function listJson(kc: KubeConfig, path: string, query: ListQuery): Promise<KubernetesListObject<KubernetesObject>> {
+export async function listJson(kc: KubeConfig, path: string, query: ListQuery, idleTimeoutMs = LIST_IDLE_TIMEOUT_MS): Promise<KubernetesListObject<KubernetesObject>> {
   const server = kc.getCurrentCluster()?.server;
   if (server === undefined) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(server.replace(/\/+$/, '') + path);
@@ -60,6 +66,7 @@ export async function listJson(kc: KubeConfig, path: string, query: ListQuery): 
         }
       });
     });
+    req.setTimeout(idleTimeoutMs, () => req.destroy(new Error(`GET ${path}: nothing received for ${idleTimeoutMs / 1000} s`)));
     req.on('error', reject);
     req.end();
   });

@@ -20,6 +20,14 @@ import { dump as toYaml } from 'js-yaml';
 
 const GZIP_THRESHOLD_BYTES = 128 * 1024;
 
+/** `gzip` among the codings of an Accept-Encoding header, and not refused with `q=0`. */
+function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? '').split(',').some((coding) => {
+    const [name, ...params] = coding.split(';').map((part) => part.trim().toLowerCase());
+    return name === 'gzip' && !params.some((p) => /^q=0(\.0*)?$/.test(p));
+  });
+}
+
 // ---------------------------------------------------------------------------------------
 // Resource table
 
@@ -1151,7 +1159,7 @@ class TestKubeApiServer implements KubeApiServer {
       record(status);
       const text = JSON.stringify(body);
       // kube-apiserver gzips an answer over 128 KiB for a client that accepts it (APIResponseCompression).
-      if (text.length > GZIP_THRESHOLD_BYTES && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+      if (text.length > GZIP_THRESHOLD_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
         res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...headers });
         res.end(gzipSync(text, { level: 1 }));
         return;
