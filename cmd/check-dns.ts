@@ -32,7 +32,7 @@ export class CheckDnsCommand extends ClusterCommand {
       output: this.output,
       timeout: this.timeout,
       appsHost: this.appsHost,
-      cluster: this.clusterMode() ? this.clusterFlags() : undefined,
+      cluster: this.clusterSource(),
     });
   }
 }

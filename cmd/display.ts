@@ -15,7 +15,7 @@ export class DisplayCommand extends ClusterCommand {
   override async execute(): Promise<number> {
     return displayCommand({
       ...this.inputs(),
-      cluster: this.clusterMode() ? this.clusterFlags() : undefined,
+      cluster: this.clusterSource(),
     });
   }
 }

@@ -112,8 +112,8 @@ export abstract class ClusterCommand extends InputCommand {
     };
   }
 
-  /** A kubeconfig named, or --cluster: otherwise the command works from flags and files alone. */
-  protected clusterMode(): boolean {
-    return this.cluster || this.kubeconfig !== undefined || this.kubeconfigArg !== undefined;
+  /** The cluster to read when a kubeconfig is named or --cluster given; otherwise the command works from flags and files alone. */
+  protected clusterSource(): ClusterFlags | undefined {
+    return this.cluster || this.kubeconfig !== undefined || this.kubeconfigArg !== undefined ? this.clusterFlags() : undefined;
   }
 }

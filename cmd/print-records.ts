@@ -25,7 +25,7 @@ export class PrintRecordsCommand extends ClusterCommand {
       format: this.format,
       cname: this.cname,
       nsupdateServer: this.nsupdateServer,
-      cluster: this.clusterMode() ? this.clusterFlags() : undefined,
+      cluster: this.clusterSource(),
     });
   }
 }

@@ -21,7 +21,7 @@ export class RenderCorefileCommand extends ClusterCommand {
     return renderCorefileCommand({
       ...this.inputs({ out: this.out }),
       diff: this.diff,
-      cluster: this.clusterMode() ? this.clusterFlags() : undefined,
+      cluster: this.clusterSource(),
     });
   }
 }

@@ -163,9 +163,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
         ...(spec.fieldSelector === undefined ? {} : { fieldSelector: spec.fieldSelector }),
         ...(spec.pageSize === undefined ? {} : { pageSize: spec.pageSize }),
         ...(spec.project === undefined ? {} : { project: spec.project }),
-        // Plain JSON, as the watch events come: client-node's typed lists build a class
-        // instance for every object and field, which for thousands of Nodes doubled the
-        // memory and time of a list.
+        // Plain JSON, as the watch events come (see listJson).
         list: (page) => listJson(opts.kc, spec.path, { fieldSelector: spec.fieldSelector, ...page }),
         log: opts.log,
         onRestart: (error) => opts.onRestart?.(spec.name, error),

@@ -6,16 +6,12 @@ export interface RecordChange {
   readonly to: readonly string[];
 }
 
-function addressesByName(set: RecordSet | undefined, part: 'names' | 'nodes'): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  if (part === 'names') for (const n of set?.names ?? []) map.set(n.name, [...n.v4, ...n.v6]);
-  else for (const n of set?.nodes ?? []) map.set(n.fqdn, [...n.v4, ...n.v6]);
-  return map;
-}
+type Addresses = Map<string, string[]>;
 
-function changesOf(before: RecordSet | undefined, after: RecordSet, part: 'names' | 'nodes'): RecordChange[] {
-  const a = addressesByName(before, part);
-  const b = addressesByName(after, part);
+const namesOf = (set: RecordSet | undefined): Addresses => new Map((set?.names ?? []).map((n) => [n.name, [...n.v4, ...n.v6]]));
+const nodesOf = (set: RecordSet | undefined): Addresses => new Map((set?.nodes ?? []).map((n) => [n.fqdn, [...n.v4, ...n.v6]]));
+
+function changesBetween(a: Addresses, b: Addresses): RecordChange[] {
   const changes: RecordChange[] = [];
   for (const name of new Set([...a.keys(), ...b.keys()])) {
     const from = a.get(name) ?? [];
@@ -43,6 +39,6 @@ export interface ChangeLog {
  * The LB and DNSRecord names come before the nodes', so a cut never hides an LB's change.
  */
 export function recordChanges(before: RecordSet | undefined, after: RecordSet): ChangeLog {
-  const changes = [...changesOf(before, after, 'names'), ...changesOf(before, after, 'nodes')];
+  const changes = [...changesBetween(namesOf(before), namesOf(after)), ...changesBetween(nodesOf(before), nodesOf(after))];
   return changes.length > LOGGED_CHANGES ? { changes: changes.slice(0, LOGGED_CHANGES), moreChanges: changes.length - LOGGED_CHANGES } : { changes };
 }

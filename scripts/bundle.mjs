@@ -157,12 +157,12 @@ function entry(codeCache) {
   const app = `(function (exports, require, module, lbdnsPayload) {${appSource}\n})`;
   // ASCII, so the latin1 slice is the text; no CR, which would end a line comment.
   if (/[^\x00-\x0c\x0e-\x7f]/.test(app)) throw new Error('the application source has a CR or a non-ASCII character; it cannot sit in line comments');
+  // The loader reads the application and the cache as one range: they stay first, in this order.
   const sections = [
     ['app', '//', app.replaceAll('\n', '\n//'), '\n'],
     ['cache', '/*', codeCache?.toString('base64') ?? '', '*/\n'],
     ...[...payloads].map(([name, packed]) => [name, '/*', packed, '*/\n']),
   ];
-  if (sections[0][0] !== 'app' || sections[1][0] !== 'cache') throw new Error('the loader reads the application and the cache as one range');
   const tail = sections.map(([, open, text, close]) => open + text + close).join('');
   // Each part's start and end as distances from the end of the file.
   const at = new Map();
