@@ -5,10 +5,10 @@
 import { performance } from 'node:perf_hooks';
 import type { V1Node } from '@kubernetes/client-node';
 import { DEFAULTS, type ClusterSpec } from '../lib/model.js';
-import { buildRecordSet } from '../lib/record-set.js';
-import { renderCorefile } from '../lib/render.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { renderCorefile } from '../lib/render/corefile.js';
 import { nodesContribution } from '../lib/sources/nodes.js';
-import { builtinTemplate } from '../lib/templates.js';
+import { builtinTemplate } from '../lib/render/templates.js';
 import { node } from '../test/support/cluster-fixture.js';
 import { figure, median, ms, progress, type Bench, type BenchResult } from './support.js';
 

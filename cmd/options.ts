@@ -1,11 +1,11 @@
 import { Command, Option } from 'clipanion';
-import type { RawConfig } from '../lib/config.js';
+import type { RawConfig } from '../lib/inputs/config.js';
 import type { CommandInputs } from '../lib/commands/io.js';
-import { parseNodeFlags } from '../lib/config.js';
+import { parseNodeFlags } from '../lib/inputs/config.js';
 import { DEFAULT_INGRESS_SERVICE, parseObjectRef, type ClusterFlags } from '../lib/commands/cluster.js';
 import { LIMITS } from '../lib/model.js';
-import { LB_FLAGS, validateRole, validateUpstreams } from '../lib/spec.js';
-import { parseEndpoints, parseSeconds, validateDnsName, validateDomain, validateIp, validateTtl } from '../lib/validate.js';
+import { LB_FLAGS, validateRole, validateUpstreams } from '../lib/inputs/spec.js';
+import { parseEndpoints, parseSeconds, validateDnsName, validateDomain, validateIp, validateTtl } from '../lib/grammar/validate.js';
 
 /**
  * Clipanion's run() prints a failing command's error to stdout; keeping the error here lets

@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { parseFields, updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
-import { parseListenAddress } from '../lib/health-server.js';
+import { parseListenAddress } from '../lib/runtime/health-server.js';
 import { ClusterCommand } from './options.js';
 
 export class UpdateInfraStatusCommand extends ClusterCommand {

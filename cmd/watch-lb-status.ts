@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { watchLbStatusCommand } from '../lib/commands/watch-lb-status.js';
-import { parseListenAddress } from '../lib/health-server.js';
+import { parseListenAddress } from '../lib/runtime/health-server.js';
 import { ClusterCommand } from './options.js';
 
 export class WatchLbStatusCommand extends ClusterCommand {

@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileAtomic } from '../lib/atomic-write.js';
+import { writeFileAtomic } from '../lib/sinks/atomic-write.js';
 import { WriteError } from '../lib/errors.js';
 
 const run = promisify(execFile);
@@ -126,7 +126,7 @@ test('a write cut short by the file size limit leaves the old file intact and no
     await writeFile(path, 'old\n');
     // Node ignores SIGXFSZ, so past RLIMIT_FSIZE write() first comes back short and then fails with EFBIG.
     const script = `
-      import { writeFileAtomic } from ${JSON.stringify(pathToFileURL(join(repoRoot, 'lib/atomic-write.ts')).href)};
+      import { writeFileAtomic } from ${JSON.stringify(pathToFileURL(join(repoRoot, 'lib/sinks/atomic-write.ts')).href)};
       try {
         await writeFileAtomic(process.env.TARGET, 'x'.repeat(1 << 20));
         console.log(JSON.stringify({ ok: true }));

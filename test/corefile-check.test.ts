@@ -2,13 +2,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { checkCorefile, tokenize } from '../lib/corefile-check.js';
+import { checkCorefile, tokenize } from '../lib/render/corefile-check.js';
 import { RenderError } from '../lib/errors.js';
-import { EXAMPLE_CONFIG } from '../lib/example.js';
-import { buildRecordSet } from '../lib/record-set.js';
-import { renderCorefile } from '../lib/render.js';
-import { specFromConfig } from '../lib/spec.js';
-import { builtinTemplate } from '../lib/templates.js';
+import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { renderCorefile } from '../lib/render/corefile.js';
+import { specFromConfig } from '../lib/inputs/spec.js';
+import { builtinTemplate } from '../lib/render/templates.js';
 
 const GOLDEN_DIR = fileURLToPath(new URL('./golden/', import.meta.url));
 

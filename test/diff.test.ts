@@ -9,13 +9,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { unifiedDiff } from '../lib/diff.js';
-import { EXAMPLE_CONFIG } from '../lib/example.js';
-import { buildRecordSet } from '../lib/record-set.js';
-import { renderCorefile } from '../lib/render.js';
-import { specFromConfig } from '../lib/spec.js';
-import { builtinTemplate } from '../lib/templates.js';
-import type { RawConfig } from '../lib/config.js';
+import { unifiedDiff } from '../lib/render/diff.js';
+import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { renderCorefile } from '../lib/render/corefile.js';
+import { specFromConfig } from '../lib/inputs/spec.js';
+import { builtinTemplate } from '../lib/render/templates.js';
+import type { RawConfig } from '../lib/inputs/config.js';
 
 let dir: string;
 

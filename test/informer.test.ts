@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { watchCollection, type WatchedCollection } from '../lib/kube/informer.js';
 import { listJson } from '../lib/kube/list-json.js';
-import { createLogger } from '../lib/log.js';
+import { createLogger } from '../lib/runtime/log.js';
 import { nodeProjection } from '../lib/sources/nodes.js';
 import { node, sleep, startCluster, until, type ClusterFixture } from './support/cluster-fixture.js';
 

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, EXIT, ValidationError } from '../lib/errors.js';
-import { lbIpLists, planStatusPatch, publishTarget, type LbIpLists } from '../lib/infra-status.js';
+import { lbIpLists, planStatusPatch, publishTarget, type LbIpLists } from '../lib/sinks/infra-status-plan.js';
 import { DEFAULTS, type ClusterSpec, type Endpoint, type LbName, type Resolution } from '../lib/model.js';
 import type { Infrastructure } from '../lib/sources/infra-lbs.js';
 

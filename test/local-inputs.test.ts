@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { lbResolvers } from '../lib/local-inputs.js';
+import { lbResolvers } from '../lib/inputs/local-inputs.js';
 import type { ClusterSpec } from '../lib/model.js';
 
 function spec(upstreams: readonly string[]): ClusterSpec {

@@ -11,7 +11,7 @@ import { ClusterCommand } from '../cmd/options.js';
 import { UpdateInfraStatusCommand } from '../cmd/update-infra-status.js';
 import { WatchLbStatusCommand } from '../cmd/watch-lb-status.js';
 import { ConfigError, ValidationError } from '../lib/errors.js';
-import { parseListenAddress } from '../lib/health-server.js';
+import { parseListenAddress } from '../lib/runtime/health-server.js';
 import { DEFAULTS } from '../lib/model.js';
 import { resourceType, startKubeApiServer } from './support/kube-api-server.js';
 import {

@@ -4,12 +4,13 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ClusterData } from '../lib/cluster-data.js';
-import type { Fields, Logger } from '../lib/log.js';
+import type { ClusterData } from '../lib/sources/cluster-data.js';
+import type { Fields, Logger } from '../lib/runtime/log.js';
 import type { ClusterSpec, Endpoint, LbName, NodeEntry } from '../lib/model.js';
-import { Monitor, type ClusterSources, type DesiredState } from '../lib/monitor.js';
-import { ResolutionCache } from '../lib/resolution-cache.js';
-import { HostResolver } from '../lib/resolve.js';
+import { Monitor, type DesiredState } from '../lib/runtime/monitor.js';
+import type { ClusterSources } from '../lib/sources/cluster-sources.js';
+import { ResolutionCache } from '../lib/resolve/resolution-cache.js';
+import { HostResolver } from '../lib/resolve/host-resolver.js';
 import { sleep, until } from './support/cluster-fixture.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
 

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ClusterSpec, Endpoint } from '../lib/model.js';
-import { LOGGED_CHANGES, recordChanges } from '../lib/record-changes.js';
-import { buildRecordSet } from '../lib/record-set.js';
+import { LOGGED_CHANGES, recordChanges } from '../lib/resolve/record-changes.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
 
 const D = 'c1.example.com';
 const ip = (value: string): Endpoint => ({ kind: 'ip', ip: value });

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ValidationError } from '../lib/errors.js';
 import { DEFAULTS, type ClusterSpec, type Endpoint, type NameRecord, type Resolution } from '../lib/model.js';
-import { buildRecordSet, lbRecordName } from '../lib/record-set.js';
+import { buildRecordSet, lbRecordName } from '../lib/resolve/record-set.js';
 
 const D = 'c1.example.com';
 const ip = (value: string): Endpoint => ({ kind: 'ip', ip: value });

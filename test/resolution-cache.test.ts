@@ -3,8 +3,8 @@ import * as assert from 'uvu/assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ResolveError, ValidationError } from '../lib/errors.js';
 import type { Resolution } from '../lib/model.js';
-import { ResolutionCache, type ResolutionCacheOptions } from '../lib/resolution-cache.js';
-import { HostResolver } from '../lib/resolve.js';
+import { ResolutionCache, type ResolutionCacheOptions } from '../lib/resolve/resolution-cache.js';
+import { HostResolver } from '../lib/resolve/host-resolver.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
 
 let dns: DnsTestServer;

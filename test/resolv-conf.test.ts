@@ -2,8 +2,8 @@ import { networkInterfaces } from 'node:os';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError } from '../lib/errors.js';
-import { canonicalIp } from '../lib/ip.js';
-import { localAddresses, parseResolvConf, selectUpstreams } from '../lib/resolv-conf.js';
+import { canonicalIp } from '../lib/grammar/ip.js';
+import { localAddresses, parseResolvConf, selectUpstreams } from '../lib/inputs/resolv-conf.js';
 
 const NODE_IPS = ['10.0.0.5', 'fd00::5'];
 

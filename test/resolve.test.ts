@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ResolveError, ValidationError } from '../lib/errors.js';
-import { HostResolver, parseDnsServer, type ResolverOptions, type RetryInfo } from '../lib/resolve.js';
+import { HostResolver, parseDnsServer, type ResolverOptions, type RetryInfo } from '../lib/resolve/host-resolver.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
 
 let dns: DnsTestServer;
@@ -210,7 +210,7 @@ test('a failed resolve leaves no query running that keeps the process alive', as
   dns.set('exit.lb.test', { A: ['192.0.2.100'], AAAA: ['2001:db8::100'] });
   dns.fail('exit.lb.test', 'timeout', 'A');
   dns.fail('exit.lb.test', 'servfail', 'AAAA');
-  const resolveModule = fileURLToPath(new URL('../lib/resolve.ts', import.meta.url));
+  const resolveModule = fileURLToPath(new URL('../lib/resolve/host-resolver.ts', import.meta.url));
   // AAAA fails at once (no retries) while the A query would wait 5 s for its timeout: the
   // child exits promptly only if that query is cancelled when the call fails.
   const script = `

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
-import type { RawConfig } from '../lib/config.js';
+import type { RawConfig } from '../lib/inputs/config.js';
 import { captured, until } from './support/cluster-fixture.js';
 import { loadCrd, validateObject } from './support/crd-validate.js';
 import { CRD_DIR, crdValidators } from './support/crd-validators.js';

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ValidationError } from '../lib/errors.js';
-import { canonicalIp, compareIps, isLocalOnlyIp, sortUniqueIps, splitFamilies } from '../lib/ip.js';
+import { canonicalIp, compareIps, isLocalOnlyIp, sortUniqueIps, splitFamilies } from '../lib/grammar/ip.js';
 import {
   parseEndpoint,
   parseEndpoints,
@@ -11,7 +11,7 @@ import {
   validateIp,
   validateReload,
   validateTtl,
-} from '../lib/validate.js';
+} from '../lib/grammar/validate.js';
 
 function refuses(fn: () => unknown, message: RegExp): void {
   try {

@@ -1,9 +1,9 @@
-import { adminNames, noAddressReason } from '../admin-records.js';
-import { checkServers, formatCheckTable, type CheckRow, type CheckTarget } from '../dns-check.js';
+import { adminNames, noAddressReason } from '../resolve/admin-records.js';
+import { checkServers, formatCheckTable, type CheckRow, type CheckTarget } from '../sinks/dns-check.js';
 import { ConfigError, EXIT, MismatchError, MissingDataError, ValidationError } from '../errors.js';
 import type { LbName } from '../model.js';
-import { HostResolver, parseDnsServer } from '../resolve.js';
-import { validateDnsName } from '../validate.js';
+import { HostResolver, parseDnsServer } from '../resolve/host-resolver.js';
+import { validateDnsName } from '../grammar/validate.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';

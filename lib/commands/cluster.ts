@@ -1,18 +1,18 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startClusterSources, type ObjectRef, type SourcePurpose } from '../cluster-sources.js';
-import type { RawConfig } from '../config.js';
+import { startClusterSources, type ObjectRef, type SourcePurpose } from '../sources/cluster-sources.js';
+import type { RawConfig } from '../inputs/config.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { loadKubeConfig } from '../kube/client.js';
-import { readClusterIdentity, type ClusterIdentity } from '../kube/identity.js';
-import { loadRawConfig, specFromRaw } from '../local-inputs.js';
-import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics.js';
+import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-identity-read.js';
+import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
+import type { Logger } from '../runtime/log.js';
+import type { Metrics } from '../runtime/metrics.js';
 import { LB_NAMES, type ClusterSpec, type LbName, type Role } from '../model.js';
-import { Monitor, type DesiredState, type MonitorOptions } from '../monitor.js';
-import { ResolutionCache } from '../resolution-cache.js';
-import { HostResolver } from '../resolve.js';
+import { Monitor, type DesiredState, type MonitorOptions } from '../runtime/monitor.js';
+import { ResolutionCache } from '../resolve/resolution-cache.js';
+import { HostResolver } from '../resolve/host-resolver.js';
 import { defaultLbConfigRef } from '../sources/lb-config.js';
-import { validateDnsName } from '../validate.js';
+import { validateDnsName } from '../grammar/validate.js';
 import type { CommandInputs } from './io.js';
 
 /** Flags of every command that can read the cluster. */

@@ -1,5 +1,5 @@
-import type { RawConfig } from '../config.js';
-import { createLogger, type Logger } from '../log.js';
+import type { RawConfig } from '../inputs/config.js';
+import { createLogger, type Logger } from '../runtime/log.js';
 
 export interface Io {
   readonly stdout: { write(chunk: string): unknown };

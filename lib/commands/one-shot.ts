@@ -1,11 +1,11 @@
-import { lbResolvers, loadLocalInputs } from '../local-inputs.js';
-import type { Logger } from '../log.js';
-import type { RawConfig } from '../config.js';
+import { lbResolvers, loadLocalInputs } from '../inputs/local-inputs.js';
+import type { Logger } from '../runtime/log.js';
+import type { RawConfig } from '../inputs/config.js';
 import type { ClusterSpec, RecordSet, Resolution } from '../model.js';
-import { buildRecordSet } from '../record-set.js';
-import { resolveAll } from '../gather.js';
-import { HostResolver } from '../resolve.js';
-import { requireLbs } from '../spec.js';
+import { buildRecordSet } from '../resolve/record-set.js';
+import { resolveAll } from '../resolve/gather.js';
+import { HostResolver } from '../resolve/host-resolver.js';
+import { requireLbs } from '../inputs/spec.js';
 import { prepareCluster, startPipeline, type ClusterFlags, type PrepareOptions } from './cluster.js';
 import type { CommandInputs } from './io.js';
 

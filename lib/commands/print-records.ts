@@ -1,7 +1,7 @@
-import { adminNames } from '../admin-records.js';
+import { adminNames } from '../resolve/admin-records.js';
 import { EXIT, MissingDataError, ValidationError } from '../errors.js';
-import { formatJson, formatNsupdate, formatZone, planRecords, RECORD_FORMATS, type RecordFormat } from '../records-format.js';
-import { parseDnsServer } from '../resolve.js';
+import { formatJson, formatNsupdate, formatZone, planRecords, RECORD_FORMATS, type RecordFormat } from '../render/records-format.js';
+import { parseDnsServer } from '../resolve/host-resolver.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';

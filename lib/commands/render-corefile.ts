@@ -1,6 +1,6 @@
 import { EXIT } from '../errors.js';
-import { renderCorefile } from '../render.js';
-import { emitCorefile, loadTemplate } from '../render-job.js';
+import { renderCorefile } from '../render/corefile.js';
+import { emitCorefile, loadTemplate } from '../sinks/corefile-output.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';

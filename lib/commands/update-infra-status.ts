@@ -1,14 +1,14 @@
 import { ConfigError, EXIT, UsageError, ValidationError } from '../errors.js';
-import { startHealthServer } from '../health-server.js';
-import { lbIpLists, publishTarget } from '../infra-status.js';
-import { publishLbIps } from '../infra-status-writer.js';
-import { createMetrics } from '../metrics.js';
+import { startHealthServer } from '../runtime/health-server.js';
+import { lbIpLists, publishTarget } from '../sinks/infra-status-plan.js';
+import { publishLbIps } from '../sinks/infra-status-apply.js';
+import { createMetrics } from '../runtime/metrics.js';
 import { LB_NAMES, type ClusterSpec, type LbName, type Resolution } from '../model.js';
-import type { DesiredState } from '../monitor.js';
-import { lbRecordName } from '../record-set.js';
+import type { DesiredState } from '../runtime/monitor.js';
+import { lbRecordName } from '../resolve/record-set.js';
 import { prepareCluster, startPipeline, type ClusterContext, type ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
-import { untilStopped, type Stop } from './stop.js';
+import { untilStopped, type Stop } from '../runtime/stop.js';
 
 export interface UpdateInfraStatusOptions extends CommandInputs, LongRunningOptions {
   readonly cluster: ClusterFlags;

@@ -1,18 +1,18 @@
-import { writeFileAtomic } from '../atomic-write.js';
+import { writeFileAtomic } from '../sinks/atomic-write.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
-import { startHealthServer } from '../health-server.js';
-import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../local-inputs.js';
-import { createMetrics } from '../metrics.js';
+import { startHealthServer } from '../runtime/health-server.js';
+import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
+import { createMetrics } from '../runtime/metrics.js';
 import type { RecordSet } from '../model.js';
-import type { RawConfig } from '../config.js';
-import type { DesiredState } from '../monitor.js';
-import { recordChanges } from '../record-changes.js';
-import { renderCorefile } from '../render.js';
-import { loadTemplate } from '../render-job.js';
-import { watchFile } from '../watch-file.js';
+import type { RawConfig } from '../inputs/config.js';
+import type { DesiredState } from '../runtime/monitor.js';
+import { recordChanges } from '../resolve/record-changes.js';
+import { renderCorefile } from '../render/corefile.js';
+import { loadTemplate } from '../sinks/corefile-output.js';
+import { watchFile } from '../inputs/watch-file.js';
 import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
-import { untilStopped, type Stop } from './stop.js';
+import { untilStopped, type Stop } from '../runtime/stop.js';
 
 export interface WatchLbStatusOptions extends CommandInputs, LongRunningOptions {
   readonly cluster: ClusterFlags;

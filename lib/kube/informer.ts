@@ -1,6 +1,6 @@
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { KubeError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../runtime/log.js';
 import { kubeErrorFrom } from './api-error.js';
 import { kubeModule } from './client.js';
 

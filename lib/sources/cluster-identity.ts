@@ -1,4 +1,4 @@
-import { validateDomain } from '../validate.js';
+import { validateDomain } from '../grammar/validate.js';
 import type { Infrastructure } from './infra-lbs.js';
 import { describeObject, validated, warnIgnored, type ApiObjectMeta, type Warn } from './untrusted.js';
 

@@ -1,7 +1,7 @@
-import type { SourceContribution } from '../cluster-data.js';
-import { ipFamily } from '../ip.js';
+import type { SourceContribution } from './cluster-data.js';
+import { ipFamily } from '../grammar/ip.js';
 import type { Endpoint, ExtraRecord } from '../model.js';
-import { validateDnsName } from '../validate.js';
+import { validateDnsName } from '../grammar/validate.js';
 import {
   describeObject,
   distinctCapped,

@@ -1,4 +1,4 @@
-import type { SourceContribution } from '../cluster-data.js';
+import type { SourceContribution } from './cluster-data.js';
 import type { LbName, Platform } from '../model.js';
 import { describeObject, ipsFromApi, type ApiObjectMeta, type Warn } from './untrusted.js';
 

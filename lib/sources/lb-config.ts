@@ -1,5 +1,5 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { SourceContribution } from '../cluster-data.js';
+import type { SourceContribution } from './cluster-data.js';
 import type { Endpoint, LbName, Platform } from '../model.js';
 import { describeObject, endpointsFromApi, warnIgnored, type Warn } from './untrusted.js';
 

@@ -1,7 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
-import type { SourceContribution } from '../cluster-data.js';
+import type { SourceContribution } from './cluster-data.js';
 import type { NodeEntry } from '../model.js';
-import { validateDnsName } from '../validate.js';
+import { validateDnsName } from '../grammar/validate.js';
 import { describeObject, distinctCapped, elementsOf, ipFromApi, validated, warnIgnored, type Warn } from './untrusted.js';
 
 function nameOf(node: V1Node, object: string, warn: Warn): string | undefined {

@@ -1,5 +1,5 @@
 import type { V1LoadBalancerIngress, V1Service } from '@kubernetes/client-node';
-import type { SourceContribution } from '../cluster-data.js';
+import type { SourceContribution } from './cluster-data.js';
 import type { Endpoint } from '../model.js';
 import { describeObject, distinct, elementsOf, endpointFromApi, endpointKey, ipFromApi, warnIgnored, type Warn } from './untrusted.js';
 

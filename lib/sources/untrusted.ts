@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors.js';
 import { LIMITS, type Endpoint } from '../model.js';
-import { parseEndpoint, validateIp } from '../validate.js';
+import { parseEndpoint, validateIp } from '../grammar/validate.js';
 
 /*
  * Everything read from the Kubernetes API is untrusted input: the server accepts empty

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { watchLbStatusCommand } from '../../lib/commands/watch-lb-status.js';
-import type { RawConfig } from '../../lib/config.js';
+import type { RawConfig } from '../../lib/inputs/config.js';
 import { startKubeApiServer, type KubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
 
 export const DOMAIN = 'c1.example.com';

@@ -29,8 +29,8 @@ import { readFileSync } from 'node:fs';
 import { createConnection, isIPv4, isIPv6 } from 'node:net';
 import * as packet from 'dns-packet';
 import type { Answer, DecodedPacket, OptAnswer, Question } from 'dns-packet';
-import { tokenize } from '../../lib/corefile-check.js';
-import { canonicalIp } from '../../lib/ip.js';
+import { tokenize } from '../../lib/render/corefile-check.js';
+import { canonicalIp } from '../../lib/grammar/ip.js';
 import { CLASSIC_UDP_LIMIT, frame, HEADER_BYTES, listenUdpAndTcp, OPCODE_MASK, RCODE, unframe } from './dns-wire.js';
 
 export interface CorefileServerOptions {

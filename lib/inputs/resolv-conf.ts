@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { ConfigError } from './errors.js';
-import { canonicalIp, isLocalOnlyIp, sortUniqueIps } from './ip.js';
-import { LIMITS } from './model.js';
+import { ConfigError } from '../errors.js';
+import { canonicalIp, isLocalOnlyIp, sortUniqueIps } from '../grammar/ip.js';
+import { LIMITS } from '../model.js';
 
 const OVER_LIMIT = `over the limit of ${LIMITS.maxUpstreams}` as const;
 

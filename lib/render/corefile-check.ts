@@ -1,7 +1,7 @@
-import { RenderError } from './errors.js';
-import { parseGoDuration } from './go-duration.js';
-import { canonicalIp, ipFamily } from './ip.js';
-import { LIMITS } from './model.js';
+import { RenderError } from '../errors.js';
+import { parseGoDuration } from '../grammar/go-duration.js';
+import { canonicalIp, ipFamily } from '../grammar/ip.js';
+import { LIMITS } from '../model.js';
 import { re2SyntaxError } from './re2-syntax.js';
 
 /*

@@ -1,6 +1,6 @@
 import { isIPv4 } from 'node:net';
-import { LB_DESCRIPTIONS, noAddressReason, type AdminName } from './admin-records.js';
-import type { LbName } from './model.js';
+import { LB_DESCRIPTIONS, noAddressReason, type AdminName } from '../resolve/admin-records.js';
+import type { LbName } from '../model.js';
 
 export const RECORD_FORMATS = ['zone', 'nsupdate', 'json'] as const;
 export type RecordFormat = (typeof RECORD_FORMATS)[number];

@@ -1,5 +1,5 @@
-import { ValidationError } from './errors.js';
-import { splitFamilies } from './ip.js';
+import { ValidationError } from '../errors.js';
+import { splitFamilies } from '../grammar/ip.js';
 import {
   DEFAULTS,
   LIMITS,
@@ -11,7 +11,7 @@ import {
   type NodeRecord,
   type RecordSet,
   type Resolution,
-} from './model.js';
+} from '../model.js';
 
 export interface RecordSetResult {
   readonly recordSet: RecordSet;

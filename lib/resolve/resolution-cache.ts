@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import { ResolveError, ValidationError } from './errors.js';
-import { LIMITS, type Resolution } from './model.js';
-import type { HostResolver } from './resolve.js';
+import { ResolveError, ValidationError } from '../errors.js';
+import { LIMITS, type Resolution } from '../model.js';
+import type { HostResolver } from './host-resolver.js';
 
 export interface ResolutionCacheOptions {
   resolver: Pick<HostResolver, 'resolve'>;

@@ -1,12 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import pRetry, { AbortError } from 'p-retry';
-import { ConfigError, KubeAccessError, KubeError } from './errors.js';
-import { planStatusPatch, type LbIpLists, type StatusPlan } from './infra-status.js';
-import { httpStatusOf, kubeErrorFrom } from './kube/api-error.js';
-import { kubeModule } from './kube/client.js';
-import type { Logger } from './log.js';
-import type { LbName } from './model.js';
-import { platformStatusKey, type Infrastructure, STATUS_LISTS } from './sources/infra-lbs.js';
+import { ConfigError, KubeAccessError, KubeError } from '../errors.js';
+import { planStatusPatch, type LbIpLists, type StatusPlan } from './infra-status-plan.js';
+import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
+import { kubeModule } from '../kube/client.js';
+import type { Logger } from '../runtime/log.js';
+import type { LbName } from '../model.js';
+import { platformStatusKey, type Infrastructure, STATUS_LISTS } from '../sources/infra-lbs.js';
 
 const INFRA = { group: 'config.openshift.io', version: 'v1', plural: 'infrastructures', name: 'cluster' } as const;
 const OBJECT = 'infrastructures.config.openshift.io/cluster';

@@ -11,5 +11,5 @@ export function builtinTemplate(): string {
     const text = LBDNS_EMBEDDED_TEMPLATES[BUILTIN_TEMPLATE];
     if (text !== undefined) return text;
   }
-  return readFileSync(new URL(`../templates/${BUILTIN_TEMPLATE}`, import.meta.url), 'utf8');
+  return readFileSync(new URL(`../../templates/${BUILTIN_TEMPLATE}`, import.meta.url), 'utf8');
 }

@@ -1,7 +1,7 @@
 import type { RawConfig } from './config.js';
-import { ValidationError } from './errors.js';
-import { DEFAULTS, LIMITS, ROLES, ROLE_LBS, type ClusterSpec, type Endpoint, type LbName, type NodeEntry, type Role } from './model.js';
-import { sortUniqueIps } from './ip.js';
+import { ValidationError } from '../errors.js';
+import { DEFAULTS, LIMITS, ROLES, ROLE_LBS, type ClusterSpec, type Endpoint, type LbName, type NodeEntry, type Role } from '../model.js';
+import { sortUniqueIps } from '../grammar/ip.js';
 import {
   assertAtMost,
   assertUnique,
@@ -11,7 +11,7 @@ import {
   validateIp,
   validateReload,
   validateTtl,
-} from './validate.js';
+} from '../grammar/validate.js';
 
 /** The flag that sets each LB, so messages name what the admin typed. */
 export const LB_FLAGS: Readonly<Record<LbName, string>> = {

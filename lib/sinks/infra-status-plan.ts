@@ -1,8 +1,8 @@
-import { ConfigError, ValidationError } from './errors.js';
-import { sortUniqueIps } from './ip.js';
-import { LB_NAMES, LIMITS, type ClusterSpec, type LbName, type Platform, type Resolution } from './model.js';
-import { addressesOf } from './record-set.js';
-import { platformOf, platformStatusKey, STATUS_LISTS, type Infrastructure, type PlatformStatusKey } from './sources/infra-lbs.js';
+import { ConfigError, ValidationError } from '../errors.js';
+import { sortUniqueIps } from '../grammar/ip.js';
+import { LB_NAMES, LIMITS, type ClusterSpec, type LbName, type Platform, type Resolution } from '../model.js';
+import { addressesOf } from '../resolve/record-set.js';
+import { platformOf, platformStatusKey, STATUS_LISTS, type Infrastructure, type PlatformStatusKey } from '../sources/infra-lbs.js';
 
 export type LbIpLists = Readonly<Record<LbName, readonly string[]>>;
 

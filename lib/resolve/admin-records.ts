@@ -1,5 +1,5 @@
-import { splitFamilies } from './ip.js';
-import { LB_NAMES, type ClusterSpec, type Endpoint, type LbName, type Resolution } from './model.js';
+import { splitFamilies } from '../grammar/ip.js';
+import { LB_NAMES, type ClusterSpec, type Endpoint, type LbName, type Resolution } from '../model.js';
 import { addressesOf, lbRecordName } from './record-set.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { WriteError } from './errors.js';
+import { WriteError } from '../errors.js';
 
 /**
  * Unique enough beside the pid and the exclusive create ('wx'); not node:crypto, whose load

@@ -1,5 +1,5 @@
 import type { Resolver } from 'node:dns/promises';
-import { canonicalIp, sortUniqueIps } from './ip.js';
+import { canonicalIp, sortUniqueIps } from '../grammar/ip.js';
 
 /** What one server's answers for one name amount to, compared with the LB addresses. */
 export type Verdict = 'ok' | 'missing' | 'wrong IP' | 'partial' | 'unreachable';

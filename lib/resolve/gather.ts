@@ -1,5 +1,5 @@
-import { ROLE_LBS, type ClusterSpec, type Resolution } from './model.js';
-import type { HostResolver } from './resolve.js';
+import { ROLE_LBS, type ClusterSpec, type Resolution } from '../model.js';
+import type { HostResolver } from './host-resolver.js';
 
 /** Every hostname the role serves (its LBs, and extra records on control planes), each once, sorted. */
 export function hostnamesOf(spec: ClusterSpec): string[] {

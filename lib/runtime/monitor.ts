@@ -1,19 +1,10 @@
-import { applyClusterData, type ClusterData } from './cluster-data.js';
-import { KubeAccessError, MissingDataError, type KubeError, type ResolveError } from './errors.js';
-import { hostnamesOf } from './gather.js';
+import { applyClusterData } from '../sources/cluster-data.js';
+import type { ClusterSources } from '../sources/cluster-sources.js';
+import { KubeAccessError, MissingDataError, type ResolveError } from '../errors.js';
+import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
-import { ROLE_LBS, type ClusterSpec, type LbName, type RecordSet, type Resolution } from './model.js';
-import { buildRecordSet, lbRecordName } from './record-set.js';
-
-/** The cluster side of the pipeline: merged, sanitised data from every watched source. */
-export interface ClusterSources {
-  data(): ClusterData;
-  /** Every source has listed once. */
-  synced(): boolean;
-  /** Sources not listed yet, with the last error each hit. */
-  unsynced(): readonly { readonly source: string; readonly error: KubeError | undefined }[];
-  stop(): Promise<void>;
-}
+import { ROLE_LBS, type ClusterSpec, type LbName, type RecordSet, type Resolution } from '../model.js';
+import { buildRecordSet, lbRecordName } from '../resolve/record-set.js';
 
 /** The hostname side: last known good answers, kept fresh by TTL. */
 export interface Resolutions {

@@ -1,12 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import pRetry, { AbortError } from 'p-retry';
 import { KubeAccessError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../runtime/log.js';
 import type { Platform } from '../model.js';
-import { domainFrom, type DnsConfig } from '../sources/cluster-identity.js';
-import { platformOf, type Infrastructure } from '../sources/infra-lbs.js';
-import { httpStatusOf, kubeErrorFrom } from './api-error.js';
-import { kubeModule } from './client.js';
+import { domainFrom, type DnsConfig } from './cluster-identity.js';
+import { platformOf, type Infrastructure } from './infra-lbs.js';
+import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
+import { kubeModule } from '../kube/client.js';
 
 export interface ClusterIdentity {
   readonly infrastructure: Infrastructure | undefined;

@@ -1,6 +1,6 @@
-import { ValidationError } from './errors.js';
+import { ValidationError } from '../errors.js';
 import { canonicalIp } from './ip.js';
-import { LIMITS, type Endpoint, type ReloadSettings } from './model.js';
+import { LIMITS, type Endpoint, type ReloadSettings } from '../model.js';
 
 /*
  * Every value that reaches a template passes through here first. The grammars are strict

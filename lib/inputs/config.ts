@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { CORE_SCHEMA, load as parseYaml } from 'js-yaml';
-import { ConfigError, ValidationError } from './errors.js';
+import { ConfigError, ValidationError } from '../errors.js';
 
 /**
  * The inputs as a config file or the flags give them: shape-checked, not yet validated.

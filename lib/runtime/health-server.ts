@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 import type { Metrics } from './metrics.js';
 
 export interface HealthServer {

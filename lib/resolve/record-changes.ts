@@ -1,4 +1,4 @@
-import type { RecordSet } from './model.js';
+import type { RecordSet } from '../model.js';
 
 export interface RecordChange {
   readonly name: string;

@@ -1,7 +1,7 @@
 import { Eta } from 'eta';
 import { checkCorefile } from './corefile-check.js';
-import { RenderError } from './errors.js';
-import type { RecordSet } from './model.js';
+import { RenderError } from '../errors.js';
+import type { RecordSet } from '../model.js';
 
 /*
  * autoEscape off: eta's HTML escaping would mangle a Corefile; values are validated instead.

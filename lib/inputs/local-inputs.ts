@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { loadConfigFile, mergeConfig, type RawConfig } from './config.js';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 import { EXAMPLE_CONFIG } from './example.js';
-import type { Logger } from './log.js';
-import type { ClusterSpec } from './model.js';
+import type { Logger } from '../runtime/log.js';
+import type { ClusterSpec } from '../model.js';
 import { localAddresses, parseResolvConf, selectUpstreams } from './resolv-conf.js';
 import { specFromConfig, validateUpstreams } from './spec.js';
 

@@ -1,5 +1,5 @@
-import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeEntry } from './model.js';
-import { LB_NAMES } from './model.js';
+import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeEntry } from '../model.js';
+import { LB_NAMES } from '../model.js';
 
 /**
  * What one cluster source says, already sanitised: every endpoint valid, every name a

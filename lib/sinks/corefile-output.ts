@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic-write.js';
-import { unifiedDiff } from './diff.js';
-import { ConfigError } from './errors.js';
-import { builtinTemplate } from './templates.js';
+import { unifiedDiff } from '../render/diff.js';
+import { ConfigError } from '../errors.js';
+import { builtinTemplate } from '../render/templates.js';
 
 export interface LoadedTemplate {
   readonly text: string;

@@ -1,8 +1,8 @@
 import type { Resolver } from 'node:dns/promises';
 import pRetry, { AbortError } from 'p-retry';
-import { ResolveError, ValidationError, type ResolveFailure } from './errors.js';
-import { canonicalIp, sortUniqueIps } from './ip.js';
-import type { Resolution } from './model.js';
+import { ResolveError, ValidationError, type ResolveFailure } from '../errors.js';
+import { canonicalIp, sortUniqueIps } from '../grammar/ip.js';
+import type { Resolution } from '../model.js';
 
 export type RecordFamily = 'A' | 'AAAA';
 

@@ -1,17 +1,26 @@
 import type { KubeConfig, KubernetesObject, V1ConfigMap, V1Node, V1Service } from '@kubernetes/client-node';
 import { mergeContributions, type ClusterData, type SourceContribution } from './cluster-data.js';
-import type { KubeError } from './errors.js';
-import { watchCollection, type WatchedCollection } from './kube/informer.js';
-import { listJson } from './kube/list-json.js';
-import type { Logger } from './log.js';
-import type { ClusterSources } from './monitor.js';
-import type { LbName, Role } from './model.js';
-import { dnsRecordsContribution, type DNSRecord } from './sources/dnsrecords.js';
-import { infrastructureContribution, type Infrastructure } from './sources/infra-lbs.js';
-import { lbConfigContribution } from './sources/lb-config.js';
-import { nodeProjection, nodesContribution } from './sources/nodes.js';
-import { routerServiceContribution } from './sources/router-service.js';
-import type { Warn } from './sources/untrusted.js';
+import type { KubeError } from '../errors.js';
+import { watchCollection, type WatchedCollection } from '../kube/informer.js';
+import { listJson } from '../kube/list-json.js';
+import type { Logger } from '../runtime/log.js';
+import type { LbName, Role } from '../model.js';
+import { dnsRecordsContribution, type DNSRecord } from './dnsrecords.js';
+import { infrastructureContribution, type Infrastructure } from './infra-lbs.js';
+import { lbConfigContribution } from './lb-config.js';
+import { nodeProjection, nodesContribution } from './nodes.js';
+import { routerServiceContribution } from './router-service.js';
+import type { Warn } from './untrusted.js';
+
+/** The cluster side of the pipeline: merged, sanitised data from every watched source. */
+export interface ClusterSources {
+  data(): ClusterData;
+  /** Every source has listed once. */
+  synced(): boolean;
+  /** Sources not listed yet, with the last error each hit. */
+  unsynced(): readonly { readonly source: string; readonly error: KubeError | undefined }[];
+  stop(): Promise<void>;
+}
 
 export interface ObjectRef {
   readonly namespace: string;
