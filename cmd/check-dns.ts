@@ -5,9 +5,9 @@ import { ClusterCommand } from './options.js';
 export class CheckDnsCommand extends ClusterCommand {
   static override paths = [['check-dns']];
   static override usage = Command.Usage({
-    description: "Check that the admin's DNS servers answer api, api-int and *.apps with the load balancers' IPs",
+    description: "Check the admin's DNS servers against the LB IPs",
     details:
-      'Asks each server for A and AAAA of api.<domain>, api-int.<domain> and a random name under apps.<domain>, follows CNAMEs, and compares with the LB IPs from the same inputs as render-corefile (LB host names resolved through --dns-server or the system). Verdicts: ok, missing (NXDOMAIN/NODATA), wrong IP (none expected), partial (some lacking or extra), unreachable (timeout, refused, SERVFAIL). Exits 3 when any row is not ok, unless --warn-only.',
+      'Checks that the admin\'s DNS servers answer api, api-int and *.apps with the load balancers\' IPs. Asks each server for A and AAAA of api.<domain>, api-int.<domain> and a random name under apps.<domain>, follows CNAMEs, and compares with the LB IPs from the same inputs as render-corefile (LB host names resolved through --dns-server or the system). Verdicts: ok, missing (NXDOMAIN/NODATA), wrong IP (none expected), partial (some lacking or extra), unreachable (timeout, refused, SERVFAIL). Exits 3 when any row is not ok, unless --warn-only.',
     examples: [
       ['Check the system resolvers against the example cluster', 'lbdns check-dns --example'],
       ['Check two DNS servers before installing', 'lbdns check-dns --config cluster.yaml --server 192.0.2.53 --server 192.0.2.54'],
@@ -16,11 +16,18 @@ export class CheckDnsCommand extends ClusterCommand {
     ],
   });
 
-  server = Option.Array('--server', { description: "The admin's DNS server to ask, IP[:PORT] or HOST[:PORT] (repeatable; a row per server, and per address of a HOST, which the system resolver resolves once); default: the system resolvers" });
+  static override exitCodes = {
+    0: 'every answer matches',
+    1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
+    2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
+    3: 'a server answered otherwise than the LBs (0 with --warn-only)',
+  };
+
+  server = Option.Array('--server', { description: "The admin's DNS server to ask (repeatable; a row per server, and per address of a HOST, which the system resolver resolves once; default: the system resolvers)" });
   names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps (default all)' });
   warnOnly = Option.Boolean('--warn-only', false, { description: 'Print the same report but exit 0 on mismatches' });
-  output = Option.String('--output', 'table', { description: 'table or json' });
-  timeout = Option.String('--timeout', '2s', { description: 'Per query try (2 tries), e.g. 2s or 500ms' });
+  output = Option.String('--output', 'table', { description: 'A table or JSON (default table)' });
+  timeout = Option.String('--timeout', '2s', { description: 'Per query try, 2 tries (default 2s; 500ms works)' });
   appsHost = Option.String('--apps-host', { description: 'Ask HOST.apps.<domain> instead of a random name under apps (e.g. console-openshift-console)' });
 
   override async execute(): Promise<number> {

@@ -2,11 +2,14 @@ import { Builtins, Cli, type BaseContext } from 'clipanion';
 import { EXIT, exitCodeOf, LbdnsError } from '../lib/errors.js';
 import { CheckDnsCommand } from './check-dns.js';
 import { DisplayCommand } from './display.js';
+import { commandHelp, topHelp } from './help.js';
 import { LbdnsCommand } from './options.js';
 import { PrintRecordsCommand } from './print-records.js';
 import { RenderCorefileCommand } from './render-corefile.js';
 import { UpdateInfraStatusCommand } from './update-infra-status.js';
 import { WatchLbStatusCommand } from './watch-lb-status.js';
+
+const VERSION = '0.1.0';
 
 export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCommand, UpdateInfraStatusCommand, PrintRecordsCommand, CheckDnsCommand];
 
@@ -17,10 +20,14 @@ export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCom
  * command) sees them all.
  */
 export function buildCli(argv: readonly string[] = []): Cli {
-  const cli = new Cli({ binaryLabel: 'lbdns', binaryName: 'lbdns', binaryVersion: '0.1.0', enableColors: false });
-  const named = COMMANDS.filter((c) => c.paths?.some((path) => path.every((segment, i) => argv[i] === segment)));
+  const cli = new Cli({ binaryLabel: 'lbdns', binaryName: 'lbdns', binaryVersion: VERSION, enableColors: false });
+  const named = namedCommands(argv);
   for (const c of named.length > 0 ? named : [...COMMANDS, Builtins.HelpCommand, Builtins.VersionCommand]) cli.register(c);
   return cli;
+}
+
+function namedCommands(argv: readonly string[]): (typeof COMMANDS)[number][] {
+  return COMMANDS.filter((c) => c.paths?.some((path) => path.every((segment, i) => argv[i] === segment)));
 }
 
 /**
@@ -36,6 +43,12 @@ export async function runCli(argv: readonly string[], context: Pick<BaseContext,
   } catch (err) {
     ctx.stderr.write(`lbdns: ${(err as Error).message.trim()}\nRun "lbdns --help" for usage.\n`);
     return EXIT.config;
+  }
+  if (!(command instanceof LbdnsCommand) && !(command instanceof Builtins.VersionCommand)) {
+    // Clipanion's help for `--help`, `-h` or a command line that asks for it: ours names every value.
+    const [named] = namedCommands(argv);
+    ctx.stdout.write(named === undefined ? topHelp(COMMANDS, VERSION) : commandHelp(named));
+    return EXIT.ok;
   }
   const code = await cli.run(command, ctx);
   if (!(command instanceof LbdnsCommand) || command.failure === undefined) return code;

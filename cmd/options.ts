@@ -1,4 +1,5 @@
 import { Command, Option } from 'clipanion';
+import type { ExitCode } from '../lib/errors.js';
 import type { RawConfig } from '../lib/inputs/config.js';
 import type { CommandInputs } from '../lib/commands/io.js';
 import { parseNodeFlags } from '../lib/inputs/config.js';
@@ -12,6 +13,9 @@ import { parseEndpoints, parseSeconds, validateDnsName, validateDomain, validate
  * runCli print it to stderr and choose the exit code from its class.
  */
 export abstract class LbdnsCommand extends Command {
+  /** What each exit code means for this command; its --help lists them. */
+  static exitCodes: ExitCodes = {};
+
   failure: unknown;
 
   override async catch(error: unknown): Promise<void> {
@@ -19,23 +23,25 @@ export abstract class LbdnsCommand extends Command {
   }
 }
 
+export type ExitCodes = Partial<Record<ExitCode, string>>;
+
 /** The inputs every command shares: a config file and/or flags describing the cluster. */
 export abstract class InputCommand extends LbdnsCommand {
-  config = Option.String('--config', { description: 'YAML or JSON file with the same settings; flags win over it' });
+  config = Option.String('--config', { description: 'YAML or JSON file with the same settings' });
   example = Option.Boolean('--example', false, { description: 'Use the built-in example cluster (no cluster, no network)' });
   domain = Option.String('--domain', { description: "The cluster's base domain, e.g. mycluster.example.com" });
-  role = Option.String('--role', { description: 'control-plane (default) or bootstrap (api-int only)' });
-  apiLb = Option.Array('--api-lb', { description: 'External API LB: IP or hostname (repeatable)' });
-  apiIntLb = Option.Array('--api-int-lb', { description: 'Internal API LB: IP or hostname (repeatable)' });
-  ingressLb = Option.Array('--ingress-lb', { description: 'Ingress LB for *.apps: IP or hostname (repeatable)' });
-  node = Option.Array('--node', { description: 'NAME=IP node record (repeatable; repeat a name for dual stack)' });
-  upstream = Option.Array('--upstream', { description: 'Upstream resolver IP (repeatable); default: from --resolv-conf' });
+  role = Option.String('--role', { description: 'bootstrap serves api-int only (default control-plane)' });
+  apiLb = Option.Array('--api-lb', { description: 'The external API load balancer (repeatable)' });
+  apiIntLb = Option.Array('--api-int-lb', { description: 'The internal API load balancer (repeatable)' });
+  ingressLb = Option.Array('--ingress-lb', { description: 'The ingress load balancer, for *.apps (repeatable)' });
+  node = Option.Array('--node', { description: 'A node record (repeatable; repeat a name for dual stack)' });
+  upstream = Option.Array('--upstream', { description: 'An upstream resolver (repeatable; default: from --resolv-conf)' });
   resolvConf = Option.String('--resolv-conf', { description: 'File the upstream resolvers come from (default /etc/resolv.conf)' });
-  dnsServer = Option.Array('--dns-server', { description: 'IP[:PORT] lbdns asks for LB hostnames (repeatable); default: the upstreams, else the system resolvers' });
+  dnsServer = Option.Array('--dns-server', { description: 'Where lbdns resolves LB host names (repeatable; default: the upstreams, else the system resolvers)' });
   template = Option.String('--template', { description: 'Eta template file to render instead of the built-in one' });
-  ttl = Option.String('--ttl', { description: 'TTL of the served records in seconds (default 60)' });
-  reloadInterval = Option.String('--reload-interval', { description: 'CoreDNS reload interval, >= 2s (default 2s)' });
-  reloadJitter = Option.String('--reload-jitter', { description: 'CoreDNS reload jitter, >= 1s (default 1s)' });
+  ttl = Option.String('--ttl', { description: 'TTL of the served records (default 60)' });
+  reloadInterval = Option.String('--reload-interval', { description: 'CoreDNS reload interval, at least 2s (default 2s)' });
+  reloadJitter = Option.String('--reload-jitter', { description: 'CoreDNS reload jitter, at least 1s (default 1s)' });
 
   /**
    * Checks each flag value that can be judged alone, before any file, DNS or API call, so a
@@ -90,11 +96,11 @@ export abstract class InputCommand extends LbdnsCommand {
 /** Commands that can read the cluster: kubeconfig and where the sources live. */
 export abstract class ClusterCommand extends InputCommand {
   kubeconfigArg = Option.String({ required: false, name: 'kubeconfig' });
-  kubeconfig = Option.String('--kubeconfig', { description: 'Kubeconfig file (or the positional argument, KUBECONFIG, or the pod service account)' });
+  kubeconfig = Option.String('--kubeconfig', { description: 'Read the cluster with this kubeconfig (same as the KUBECONFIG argument)' });
   cluster = Option.Boolean('--cluster', false, { description: 'Read the cluster through KUBECONFIG or the pod service account' });
-  ingressService = Option.String('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'NAMESPACE/NAME of the router Service whose LB status gives the ingress IPs' });
-  lbConfig = Option.String('--lb-config', { description: 'NAMESPACE/NAME of the LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
-  waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the required LB data' });
+  ingressService = Option.String('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'The router Service whose LB status gives the ingress IPs (default openshift-ingress/router-default)' });
+  lbConfig = Option.String('--lb-config', { description: 'The LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
+  waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m)' });
 
   override checkFlags(): void {
     super.checkFlags();

@@ -5,9 +5,9 @@ import { ClusterCommand } from './options.js';
 export class PrintRecordsCommand extends ClusterCommand {
   static override paths = [['print-records']];
   static override usage = Command.Usage({
-    description: "Print the api, api-int and *.apps records to put into the admin's own DNS",
+    description: "Print the records for the admin's own DNS",
     details:
-      'Same inputs as render-corefile: flags and a config file, or the cluster when a kubeconfig is given. Node names and extra DNSRecords are left out: the cluster serves those to itself. --ttl sets the TTL. With --cname, a load balancer that is exactly one host name (AWS) gets a CNAME to it instead of its current addresses; one that also has IPs, or several host names, keeps A/AAAA records, because a CNAME must be the only record at its name.',
+      'The api, api-int and *.apps records to create in the DNS the admin runs. Same inputs as render-corefile: flags and a config file, or the cluster when a kubeconfig is given. Node names and extra DNSRecords are left out: the cluster serves those to itself. --ttl sets the TTL. With --cname, a load balancer that is exactly one host name (AWS) gets a CNAME to it instead of its current addresses; one that also has IPs, or several host names, keeps A/AAAA records, because a CNAME must be the only record at its name.',
     examples: [
       ['Zone file lines for the example cluster', 'lbdns print-records --example'],
       ['An nsupdate script from the cluster, CNAMEs to the AWS load balancers', 'lbdns print-records ~/.kube/config --format nsupdate --cname --nsupdate-server 192.0.2.53 > lbdns.nsupdate'],
@@ -15,9 +15,15 @@ export class PrintRecordsCommand extends ClusterCommand {
     ],
   });
 
-  format = Option.String('--format', 'zone', { description: 'zone (RFC 1035 lines), nsupdate (a script) or json' });
+  static override exitCodes = {
+    0: 'printed',
+    1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
+    2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
+  };
+
+  format = Option.String('--format', 'zone', { description: 'RFC 1035 zone lines, an nsupdate script or JSON (default zone)' });
   cname = Option.Boolean('--cname', false, { description: "CNAME to the LB's host name instead of its current IPs, where the LB is exactly one host name" });
-  nsupdateServer = Option.String('--nsupdate-server', { description: 'IP[:PORT] for the "server" line of the nsupdate script (default: none, nsupdate asks the zone\'s SOA)' });
+  nsupdateServer = Option.String('--nsupdate-server', { description: 'The "server" line of the nsupdate script (default: none, nsupdate asks the zone\'s SOA)' });
 
   override async execute(): Promise<number> {
     return printRecordsCommand({

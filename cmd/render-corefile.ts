@@ -5,8 +5,8 @@ import { ClusterCommand } from './options.js';
 export class RenderCorefileCommand extends ClusterCommand {
   static override paths = [['render-corefile']];
   static override usage = Command.Usage({
-    description: 'Render the Corefile once: gather LB data, resolve hostnames, write it atomically',
-    details: 'With a kubeconfig (argument, --kubeconfig, or --cluster for KUBECONFIG / the pod service account) the LB data comes from the cluster, waiting up to --wait-timeout for it; flags still win where given.',
+    description: 'Render the Corefile once and write it atomically',
+    details: 'Gathers the LB data, resolves LB host names and renders the Corefile. With a kubeconfig (argument, --kubeconfig, or --cluster for KUBECONFIG / the pod service account) the LB data comes from the cluster, waiting up to --wait-timeout for it; flags still win where given.',
     examples: [
       ['Print the Corefile of the built-in example', 'lbdns render-corefile --example'],
       ['Write a Corefile from flags', 'lbdns render-corefile --domain c1.example.com --api-lb 10.0.0.10 --api-int-lb 10.0.0.11 --ingress-lb lb.example.net --out /etc/coredns/Corefile'],
@@ -14,7 +14,13 @@ export class RenderCorefileCommand extends ClusterCommand {
     ],
   });
 
-  out = Option.String('--out', { description: 'Where to write the Corefile (atomically); - or absent for stdout' });
+  static override exitCodes = {
+    0: 'written, unchanged or printed',
+    1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
+    2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
+  };
+
+  out = Option.String('--out', { description: 'Where to write the Corefile, atomically (- or absent: stdout)' });
   diff = Option.Boolean('--diff', false, { description: 'Show what would change in --out without writing' });
 
   override async execute(): Promise<number> {

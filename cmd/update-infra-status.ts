@@ -6,8 +6,8 @@ import { ClusterCommand } from './options.js';
 export class UpdateInfraStatusCommand extends ClusterCommand {
   static override paths = [['update-infra-status']];
   static override usage = Command.Usage({
-    description: 'Publish the LB IPs into infrastructures.config.openshift.io/cluster status.platformStatus.<platform>.cloudLoadBalancerConfig',
-    details: 'Sets dnsType: ClusterHosted with the first write, refuses a cluster already set to PlatformDefault (immutable), writes only the lists it owns (--fields) and only when they differ as sets.',
+    description: 'Publish the LB IPs into the Infrastructure status',
+    details: 'Writes status.platformStatus.<platform>.cloudLoadBalancerConfig of infrastructures.config.openshift.io/cluster. Sets dnsType: ClusterHosted with the first write, refuses a cluster already set to PlatformDefault (immutable), writes only the lists it owns (--fields) and only when they differ as sets.',
     examples: [
       ['Publish once', 'lbdns update-infra-status --kubeconfig ~/.kube/config'],
       ['See the patch without sending it', 'lbdns update-infra-status --kubeconfig ~/.kube/config --dry-run'],
@@ -15,10 +15,16 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
     ],
   });
 
-  fields = Option.String('--fields', 'api,api-int,ingress', { description: 'Which lists lbdns owns: a comma-separated subset of api,api-int,ingress' });
+  static override exitCodes = {
+    0: 'published, or already up to date',
+    1: 'API failures after retries, or the owned names still missing after --wait-timeout',
+    2: 'dnsType is PlatformDefault (immutable: nothing to publish), the API server refused the patch, no Infrastructure, or RBAC refused',
+  };
+
+  fields = Option.String('--fields', 'api,api-int,ingress', { description: 'The lists lbdns owns: a comma-separated subset of api,api-int,ingress (default all three)' });
   dryRun = Option.Boolean('--dry-run', false, { description: 'Print the status patch instead of sending it' });
   watch = Option.Boolean('--watch', false, { description: 'Keep the status current as the sources change, until SIGTERM' });
-  metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18083', { description: 'HOST:PORT for /healthz, /readyz and /metrics (with --watch)' });
+  metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18083', { description: 'Where /healthz, /readyz and /metrics listen, with --watch (default 127.0.0.1:18083)' });
 
   override checkFlags(): void {
     super.checkFlags();

@@ -6,13 +6,19 @@ import { ClusterCommand } from './options.js';
 export class WatchLbStatusCommand extends ClusterCommand {
   static override paths = [['watch-lb-status']];
   static override usage = Command.Usage({
-    description: 'Keep the Corefile current: watch the cluster, re-resolve LB hostnames as their TTLs expire, rewrite only on change',
-    details: 'Runs until SIGTERM or SIGINT. Serves /healthz, /readyz (ready after the first complete render) and /metrics on --metrics-addr.',
+    description: 'Keep the Corefile current until SIGTERM (the monitor)',
+    details: 'Watches the cluster, re-resolves LB host names as their TTLs expire and rewrites the Corefile only when it changes. Runs until SIGTERM or SIGINT. Serves /healthz, /readyz (ready after the first complete render) and /metrics on --metrics-addr.',
     examples: [['The monitor container', 'lbdns watch-lb-status /var/lib/kubelet/kubeconfig --out /etc/coredns/Corefile']],
   });
 
+  static override exitCodes = {
+    0: 'stopped by SIGTERM or SIGINT',
+    1: 'while starting only, as render-corefile; once running, failures are logged, counted in /metrics and retried',
+    2: 'while starting only, as render-corefile, or a --metrics-addr it cannot listen on',
+  };
+
   out = Option.String('--out', { description: 'The Corefile CoreDNS reads; rewritten atomically on change' });
-  metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18082', { description: 'HOST:PORT for /healthz, /readyz and /metrics' });
+  metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18082', { description: 'Where /healthz, /readyz and /metrics listen (default 127.0.0.1:18082)' });
 
   override checkFlags(): void {
     super.checkFlags();

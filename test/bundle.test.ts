@@ -73,7 +73,7 @@ test('--help lists every command and exits 0', async () => {
   const r = await runBundle(['--help']);
   assert.is(r.code, 0, r.stderr);
   for (const command of COMMANDS) {
-    for (const path of command.paths ?? []) assert.match(r.stdout, `lbdns ${path.join(' ')} `);
+    for (const path of command.paths ?? []) assert.match(r.stdout, `\n  ${path.join(' ')} `);
   }
 });
 
