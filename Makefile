@@ -31,8 +31,10 @@ test-deps:
 test: lint $(BUNDLE) test-deps
 	node test/run.mjs
 
+# Types, then the import graph: no cycle, stages import only earlier stages (lib/README.md).
 lint: $(NODE_MODULES)
 	npx tsc -p tsconfig.json
+	node scripts/check-imports.mjs
 
 bench: $(BUNDLE)
 	node --import tsx bench/run.ts
