@@ -19,6 +19,12 @@ export const ROLE_LBS: Readonly<Record<Role, readonly LbName[]>> = {
 
 export type Platform = 'AWS' | 'GCP' | 'Azure';
 
+/** Platforms whose VIPs (apiServerInternalIPs, ingressIPs) the Infrastructure status names. */
+export type OnPremPlatform = 'BareMetal' | 'VSphere' | 'OpenStack' | 'oVirt' | 'Nutanix';
+
+/** What the cluster may switch off: an LB's names, or the node records. */
+export type Servable = LbName | 'nodes';
+
 /** An LB endpoint as a source gives it: an IP literal, or a hostname resolved to all its A and AAAA. */
 export type Endpoint = { readonly kind: 'ip'; readonly ip: string } | { readonly kind: 'hostname'; readonly hostname: string };
 
@@ -50,6 +56,11 @@ export interface ClusterSpec {
   readonly lbs: Readonly<Record<LbName, readonly Endpoint[]>>;
   readonly extraRecords: readonly ExtraRecord[];
   readonly nodes: readonly NodeEntry[];
+  /**
+   * What the cluster says not to serve, with the reason (on-prem `dnsRecordsType: External`,
+   * a HostedNetServices switch set to Disabled): such names are left to the upstreams.
+   */
+  readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
   /** Upstream resolvers, already filtered (no loopback, link-local or own addresses), at most 15. */
   readonly upstreams: readonly string[];
   /** TTL of the records lbdns serves, seconds. */

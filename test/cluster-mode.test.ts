@@ -85,16 +85,16 @@ test('a kubeconfig whose server is plain http:// without insecure-skip-tls-verif
 });
 
 const INFRA = { resource: 'infrastructures', name: 'cluster' } as const;
-const bareMetal = (c: ClusterFixture) => c.server.patchStatus(INFRA, { platform: 'BareMetal', platformStatus: { type: 'BareMetal', aws: null } });
+const platformNone = (c: ClusterFixture) => c.server.patchStatus(INFRA, { platform: 'None', platformStatus: { type: 'None', aws: null } });
 
-test('on a platform without cluster API LB sources (BareMetal), no --api-int-lb nor --lb-config exits 2 at once naming the platform and the flags', async () => {
+test('on a platform without cluster API LB sources (None), no --api-int-lb nor --lb-config exits 2 at once naming the platform and the flags', async () => {
   await withCluster({}, async (c) => {
-    bareMetal(c);
+    platformNone(c);
     const start = Date.now();
     const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '30s']);
     const elapsed = Date.now() - start;
     assert.is(r.code, 2, r.stderr);
-    assert.match(r.stderr, 'lbdns: error: infrastructures.config.openshift.io/cluster: platform "BareMetal"');
+    assert.match(r.stderr, 'lbdns: error: infrastructures.config.openshift.io/cluster: platform "None"');
     assert.match(r.stderr, '--api-int-lb');
     assert.match(r.stderr, '--lb-config');
     assert.ok(elapsed < 3000, `failed after ${elapsed} ms rather than at once`);
@@ -104,20 +104,20 @@ test('on a platform without cluster API LB sources (BareMetal), no --api-int-lb 
 
 test('on a platform without cluster API LB sources, --api-int-lb is enough: ingress still comes from the router Service', async () => {
   await withCluster({}, async (c) => {
-    bareMetal(c);
+    platformNone(c);
     const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--api-int-lb', '10.0.9.20', '--wait-timeout', '5s']);
     assert.is(r.code, 0, r.stderr);
     const answers = await readAnswers(c.out);
     assert.equal(answers?.names.get(`api-int.${DOMAIN}`), ['A 10.0.9.20']);
     assert.equal(answers?.names.get(APPS), [`A ${INGRESS_IP}`]);
     const noLbConfig = logLines(r.stderr).find((l) => String(l.msg).startsWith('no LB config ConfigMap for this platform'));
-    assert.is(noLbConfig?.platform, 'BareMetal');
+    assert.is(noLbConfig?.platform, 'None');
   });
 });
 
 test('on a platform without cluster API LB sources, --lb-config names where the API LBs are', async () => {
   await withCluster({}, async (c) => {
-    bareMetal(c);
+    platformNone(c);
     const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--lb-config', `${LB_CONFIG.namespace}/${LB_CONFIG.name}`, '--wait-timeout', '5s']);
     assert.is(r.code, 0, r.stderr);
     assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);

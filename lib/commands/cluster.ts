@@ -52,14 +52,14 @@ export interface PrepareOptions {
 }
 
 /**
- * Off AWS, GCP and Azure there is neither an installer LB config ConfigMap nor an
- * Infrastructure LB list, so no source can ever name api-int: waiting would only end in
- * --wait-timeout's "has no address".
+ * Off AWS, GCP, Azure and the on-prem platforms there is neither an installer LB config
+ * ConfigMap nor an Infrastructure LB list or VIP, so no source can ever name api-int:
+ * waiting would only end in --wait-timeout's "has no address".
  */
 function unsupportedPlatform(platformType: unknown, role: Role): ConfigError {
   const flags = role === 'bootstrap' ? '--api-int-lb' : '--api-int-lb (and --api-lb)';
   return new ConfigError(
-    `infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(platformType ?? null)} is not one whose API LBs lbdns can read from the cluster (AWS, GCP, Azure), so nothing would give api-int an address; pass ${flags} (or loadBalancers in --config), or name a ConfigMap holding them with --lb-config NAMESPACE/NAME`,
+    `infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(platformType ?? null)} is not one whose API LBs lbdns can read from the cluster (AWS, GCP, Azure; BareMetal, VSphere, OpenStack, oVirt, Nutanix), so nothing would give api-int an address; pass ${flags} (or loadBalancers in --config), or name a ConfigMap holding them with --lb-config NAMESPACE/NAME`,
   );
 }
 
@@ -79,10 +79,11 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   const lbs = new Set(LB_NAMES.filter((lb) => spec.lbs[lb].length > 0));
   const lbConfig = explicitLbConfig ?? (identity.platform ? defaultLbConfigRef(identity.platform) : undefined);
   const platformType = identity.infrastructure?.status?.platformStatus?.type;
-  if (identity.infrastructure !== undefined && lbConfig === undefined && !lbs.has('api-int')) {
+  if (identity.infrastructure !== undefined && identity.onPrem === undefined && lbConfig === undefined && !lbs.has('api-int')) {
     throw unsupportedPlatform(platformType, spec.role);
   }
-  if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: platformType ?? 'unknown' });
+  if (identity.onPrem !== undefined) log.info('on-prem platform: api, api-int and *.apps come from the Infrastructure VIPs', { platform: identity.onPrem });
+  else if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: platformType ?? 'unknown' });
   return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig };
 }
 
@@ -131,6 +132,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     wanted: opts.wanted ?? new Set(LB_NAMES),
     ingressService: ctx.ingressService,
     lbConfig: ctx.lbConfig,
+    onPrem: ctx.identity.onPrem !== undefined,
     localSays: ctx.localSays,
     log,
     onChange: schedule,

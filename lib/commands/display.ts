@@ -17,6 +17,7 @@ export async function displayCommand(opts: DisplayOptions): Promise<number> {
     recordSet: state.recordSet,
     notServed: state.empty,
     unmanaged: state.unmanaged,
+    withheld: state.withheld,
   };
   opts.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
   return EXIT.ok;

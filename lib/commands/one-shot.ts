@@ -17,6 +17,7 @@ export interface OneShotState {
   readonly recordSet: RecordSet;
   readonly empty: readonly string[];
   readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
+  readonly withheld: readonly { readonly name: string; readonly reason: string }[];
 }
 
 /**

@@ -49,6 +49,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const template = await loadTemplate(ctx.raw.template);
 
   let lastSet: RecordSet | undefined;
+  let withheld: DesiredState['withheld'] = [];
   // Ready means a complete Corefile is on disk, not merely that a state was computed.
   let onDisk = false;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -84,12 +85,14 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       log.info('Corefile written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: state.empty });
     }
     lastSet = state.recordSet;
+    withheld = state.withheld;
     onDisk = true;
     metrics.ready.set(1);
   };
 
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, dnsServers: lbResolvers(ctx.raw, ctx.spec), minRefreshSeconds: opts.minRefreshSeconds, sink });
-  const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet');
+  const withheldLines = () => withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`);
+  const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet', withheldLines);
   opts.onListening?.(health.address);
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
 

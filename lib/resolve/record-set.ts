@@ -19,6 +19,8 @@ export interface RecordSetResult {
   readonly empty: readonly string[];
   /** Names served with their previous addresses (see BuildOptions.previous), and why. */
   readonly held: readonly { readonly name: string; readonly reason: string }[];
+  /** Names the cluster says not to serve (ClusterSpec.withheld): left to the upstreams. */
+  readonly withheld: readonly { readonly name: string; readonly reason: string }[];
 }
 
 export interface BuildOptions {
@@ -76,7 +78,12 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     if (entry) entry.targets.push(...targets);
     else targetsByName.set(name, { targets: [...targets], source });
   };
-  for (const lb of ROLE_LBS[spec.role]) add(lbRecordName(lb, spec.domain), spec.lbs[lb], lb);
+  const withheld: { name: string; reason: string }[] = [];
+  for (const lb of ROLE_LBS[spec.role]) {
+    const reason = spec.withheld?.[lb];
+    if (reason === undefined) add(lbRecordName(lb, spec.domain), spec.lbs[lb], lb);
+    else withheld.push({ name: lbRecordName(lb, spec.domain), reason });
+  }
   // An LB name answers with its LB only: the default ingress DNSRecord names *.apps for the
   // router LB lbdns already serves, and one naming anything else must not add to or outlive it.
   const lbNames = new Set(ROLE_LBS[spec.role].map((lb) => lbRecordName(lb, spec.domain)));
@@ -107,7 +114,9 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   }
   names.sort(specificityOrder);
 
-  const nodes: NodeRecord[] = spec.role === 'control-plane'
+  const nodesReason = spec.role === 'control-plane' ? spec.withheld?.nodes : undefined;
+  if (nodesReason !== undefined) withheld.push({ name: 'node names', reason: nodesReason });
+  const nodes: NodeRecord[] = spec.role === 'control-plane' && nodesReason === undefined
     ? spec.nodes.map((node) => ({
         name: node.name,
         fqdn: node.name.endsWith(`.${spec.domain}`) ? node.name : `${node.name}.${spec.domain}`,
@@ -130,5 +139,6 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     },
     empty: empty.sort(),
     held,
+    withheld,
   };
 }

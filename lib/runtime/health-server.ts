@@ -15,8 +15,11 @@ export function parseListenAddress(value: string): { host: string; port: number 
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
-/** /healthz: the process serves; /readyz: a complete Corefile was rendered; /metrics: Prometheus text. */
-export async function startHealthServer(listen: string, metrics: Metrics, isReady: () => boolean, notReadyReason: string): Promise<HealthServer> {
+/**
+ * /healthz: the process serves; /readyz: a complete Corefile was rendered, then the lines of
+ * `detail` (what an admin should know about what is served); /metrics: Prometheus text.
+ */
+export async function startHealthServer(listen: string, metrics: Metrics, isReady: () => boolean, notReadyReason: string, detail: () => readonly string[] = () => []): Promise<HealthServer> {
   const { host, port } = parseListenAddress(listen);
   // Loaded here: the one-shot commands, on every node boot's path, never serve HTTP.
   const { createServer } = await import('node:http');
@@ -28,7 +31,8 @@ export async function startHealthServer(listen: string, metrics: Metrics, isRead
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {
       const ready = isReady();
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : `${notReadyReason}\n`);
+      const lines = [ready ? 'ok' : notReadyReason, ...detail()];
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(`${lines.join('\n')}\n`);
     } else if (path === '/metrics') {
       metrics.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),

@@ -25,6 +25,8 @@ export interface DesiredState {
   readonly complete: boolean;
   /** Unmanaged DNSRecords: left to the admin, not served. */
   readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
+  /** Names the cluster says not to serve, and why: forwarded upstream. */
+  readonly withheld: readonly { readonly name: string; readonly reason: string }[];
 }
 
 export interface MonitorOptions {
@@ -61,7 +63,7 @@ const MAX_WAIT_MS = 250;
 /** Names a role cannot work without: api-int everywhere, the ingress wildcard on control planes. */
 export function requiredNames(spec: ClusterSpec): string[] {
   const required: LbName[] = spec.role === 'bootstrap' ? ['api-int'] : ['api-int', 'ingress'];
-  return required.filter((lb) => ROLE_LBS[spec.role].includes(lb)).map((lb) => lbRecordName(lb, spec.domain));
+  return required.filter((lb) => ROLE_LBS[spec.role].includes(lb) && spec.withheld?.[lb] === undefined).map((lb) => lbRecordName(lb, spec.domain));
 }
 
 /**
@@ -83,6 +85,8 @@ export class Monitor {
   /** Why the last computation failed; cleared by the next one that succeeds. */
   private failure: unknown;
   private readonly waiters = new Set<{ check(): void; cancel(): void }>();
+  /** The withheld names last logged, so a change is logged once. */
+  private withheldLogged: string | undefined;
 
   private local: ClusterSpec;
 
@@ -228,10 +232,16 @@ export class Monitor {
     if (this.stopped) return;
     const snapshot = resolutions.snapshot();
     this.opts.check?.(spec, snapshot);
-    const { recordSet, empty, held } = buildRecordSet(spec, snapshot, { previous: this.served });
+    const { recordSet, empty, held, withheld } = buildRecordSet(spec, snapshot, { previous: this.served });
     for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
+    const withheldKey = JSON.stringify(withheld);
+    if (withheldKey !== this.withheldLogged) {
+      if (withheld.length > 0) this.opts.log.info('not serving names the cluster leaves to other DNS servers; they are forwarded', { withheld });
+      else if (this.withheldLogged !== undefined) this.opts.log.info('serving every name again');
+      this.withheldLogged = withheldKey;
+    }
     const complete = this.required(spec).every((n) => !empty.includes(n));
-    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [] };
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
     await this.opts.sink(this.latest);

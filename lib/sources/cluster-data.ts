@@ -1,4 +1,4 @@
-import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeEntry } from '../model.js';
+import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeEntry, Servable } from '../model.js';
 import { LB_NAMES } from '../model.js';
 
 /**
@@ -11,6 +11,8 @@ export interface SourceContribution {
   /** Unmanaged DNSRecords: left to the admin, reported, never served. */
   readonly unmanaged?: readonly { readonly name: string; readonly source: string }[];
   readonly nodes?: readonly NodeEntry[];
+  /** What the cluster says not to serve, and why. */
+  readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
 }
 
 /** Everything the cluster says, merged from all sources. */
@@ -19,6 +21,7 @@ export interface ClusterData {
   readonly extraRecords: readonly ExtraRecord[];
   readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
   readonly nodes: readonly NodeEntry[] | undefined;
+  readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
 }
 
 function uniqueEndpoints(endpoints: readonly Endpoint[]): Endpoint[] {
@@ -38,19 +41,25 @@ export function mergeContributions(contributions: readonly SourceContribution[])
     extraRecords: contributions.flatMap((c) => c.extraRecords ?? []),
     unmanaged: contributions.flatMap((c) => c.unmanaged ?? []),
     nodes: withNodes.length === 0 ? undefined : withNodes.flatMap((c) => c.nodes ?? []),
+    withheld: Object.assign({}, ...contributions.map((c) => c.withheld ?? {})) as Partial<Record<Servable, string>>,
   };
 }
 
 /**
  * Flags and config file win where they say something: an LB list given locally replaces
- * the cluster's, local nodes replace the cluster's nodes.
+ * the cluster's, local nodes replace the cluster's nodes, and what they give is served even
+ * where the cluster withholds its own.
  */
 export function applyClusterData(local: ClusterSpec, cluster: ClusterData, localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean }): ClusterSpec {
   const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, localSays.lbs.has(lb) ? local.lbs[lb] : cluster.lbs[lb]])) as Record<LbName, readonly Endpoint[]>;
+  const withheld = Object.fromEntries(
+    Object.entries(cluster.withheld ?? {}).filter(([what]) => (what === 'nodes' ? !localSays.nodes : !localSays.lbs.has(what as LbName))),
+  ) as Partial<Record<Servable, string>>;
   return {
     ...local,
     lbs,
     extraRecords: [...local.extraRecords, ...cluster.extraRecords],
     nodes: localSays.nodes ? local.nodes : (cluster.nodes ?? []),
+    ...(Object.keys(withheld).length > 0 ? { withheld } : {}),
   };
 }

@@ -2,7 +2,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import pRetry, { AbortError } from 'p-retry';
 import { KubeAccessError } from '../errors.js';
 import type { Logger } from '../runtime/log.js';
-import type { Platform } from '../model.js';
+import type { OnPremPlatform, Platform } from '../model.js';
+import { onPremPlatformOf } from './on-prem-vips.js';
 import { domainFrom, type DnsConfig } from './cluster-identity.js';
 import { platformOf, type Infrastructure } from './infra-lbs.js';
 import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
@@ -11,6 +12,8 @@ import { kubeModule } from '../kube/client.js';
 export interface ClusterIdentity {
   readonly infrastructure: Infrastructure | undefined;
   readonly platform: Platform | undefined;
+  /** Set on bare metal, vSphere, OpenStack, oVirt and Nutanix: the VIPs come from the Infrastructure. */
+  readonly onPrem: OnPremPlatform | undefined;
   readonly domain: string | undefined;
 }
 
@@ -47,5 +50,5 @@ export async function readClusterIdentity(kc: KubeConfig, log: Logger, deadline:
     get<DnsConfig>('dnses', 'get dnses.config.openshift.io/cluster'),
   ]);
   const warn = (msg: string, fields: Record<string, unknown>) => log.warn(msg, fields);
-  return { infrastructure, platform: platformOf(infrastructure), domain: domainFrom(dns, infrastructure, warn) };
+  return { infrastructure, platform: platformOf(infrastructure), onPrem: onPremPlatformOf(infrastructure), domain: domainFrom(dns, infrastructure, warn) };
 }

@@ -8,6 +8,7 @@ import type { LbName, Role } from '../model.js';
 import { dnsRecordsContribution, type DNSRecord } from './dnsrecords.js';
 import { infrastructureContribution, type Infrastructure } from './infra-lbs.js';
 import { lbConfigContribution } from './lb-config.js';
+import { onPremContribution, onPremPlatformOf } from './on-prem-vips.js';
 import { nodeProjection, nodesContribution } from './nodes.js';
 import { routerServiceContribution } from './router-service.js';
 import type { Warn } from './untrusted.js';
@@ -47,6 +48,11 @@ export interface ClusterSourceOptions {
   readonly ingressService: ObjectRef;
   /** Undefined when neither a flag nor the platform names it: api LBs then come from the Infrastructure status only. */
   readonly lbConfig: ObjectRef | undefined;
+  /**
+   * An on-prem platform: the Infrastructure's VIPs name api, api-int and `*.apps`, and no
+   * router Service of type LoadBalancer exists to read.
+   */
+  readonly onPrem?: boolean;
   /** What the flags already say: sources that could only repeat it are not watched. */
   readonly localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean };
   readonly log: Logger;
@@ -106,7 +112,7 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
   const cp = opts.role === 'control-plane';
   const specs: SourceSpec[] = [];
 
-  if ((cp || !corefile) && needs('ingress')) {
+  if ((cp || !corefile) && needs('ingress') && !opts.onPrem) {
     const { namespace, name } = opts.ingressService;
     specs.push({
       name: `service ${namespace}/${name}`,
@@ -126,13 +132,16 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
       extract: (items, warn) => lbConfigContribution(items[0] as V1ConfigMap | undefined, warn),
     });
   }
-  if (corefile && needs('api', 'api-int')) {
+  if (corefile && (opts.onPrem ? needs('api', 'api-int', 'ingress') : needs('api', 'api-int'))) {
     specs.push({
       name: 'infrastructure cluster',
       what: 'list infrastructures.config.openshift.io',
       path: '/apis/config.openshift.io/v1/infrastructures',
       fieldSelector: byName('cluster'),
-      extract: (items, warn) => infrastructureContribution(items[0] as Infrastructure | undefined, warn),
+      extract: (items, warn) => {
+        const infra = items[0] as Infrastructure | undefined;
+        return onPremPlatformOf(infra) ? onPremContribution(infra, warn) : infrastructureContribution(infra, warn);
+      },
     });
   }
   if (corefile && cp) {

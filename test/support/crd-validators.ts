@@ -9,11 +9,14 @@ import type { KubeObject, ValidationContext, Validator } from './kube-api-server
 
 export const CRD_DIR = fileURLToPath(new URL('../fixtures/crds/', import.meta.url));
 
-const CRD_FILES = [
-  '0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml',
-  '0000_10_config-operator_01_dnses.crd.yaml',
-  '0000_50_dns_01_dnsrecords.crd.yaml',
-] as const;
+/** Two versions of one resource: clusters of either exist, so tests run against both. */
+export const INFRASTRUCTURE_CRDS = {
+  'release-4.19': '0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml',
+  /** openshift/api master: adds on-prem `dnsRecordsType` and Azure's `cloudLoadBalancerConfig`. */
+  main: '0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.main.crd.yaml',
+} as const;
+
+const CRD_FILES = ['0000_10_config-operator_01_dnses.crd.yaml', '0000_50_dns_01_dnsrecords.crd.yaml'] as const;
 
 /**
  * One CRD as a validator. A write over HTTP is validated as the apiserver validates it
@@ -45,11 +48,19 @@ function storageVersion(crd: Crd): string {
   return version.name;
 }
 
-/** Validators for every CRD in the fixtures, keyed as the test API server's `validators` option wants them. */
-export function crdValidators(): Record<string, Validator> {
+export interface CrdValidatorOptions {
+  /** Which Infrastructure CRD validates; default release-4.19. */
+  readonly infrastructure?: keyof typeof INFRASTRUCTURE_CRDS;
+  /** More CRD files (absolute paths), e.g. the project's own from manifests/. */
+  readonly extra?: readonly string[];
+}
+
+/** Validators for the CRDs in the fixtures, keyed as the test API server's `validators` option wants them. */
+export function crdValidators(opts: CrdValidatorOptions = {}): Record<string, Validator> {
   const validators: Record<string, Validator> = {};
-  for (const file of CRD_FILES) {
-    const crd = loadCrd(`${CRD_DIR}${file}`);
+  const paths = [INFRASTRUCTURE_CRDS[opts.infrastructure ?? 'release-4.19'], ...CRD_FILES].map((file) => `${CRD_DIR}${file}`);
+  for (const path of [...paths, ...(opts.extra ?? [])]) {
+    const crd = loadCrd(path);
     validators[`${crd.group}/${crd.plural}`] = crdValidator(crd);
   }
   return validators;
