@@ -6,7 +6,8 @@ import { parseNodeFlags } from '../lib/inputs/config.js';
 import { DEFAULT_INGRESS_SERVICE, parseObjectRef, type ClusterFlags } from '../lib/commands/cluster.js';
 import { LIMITS } from '../lib/model.js';
 import { LB_FLAGS, validateRole, validateUpstreams } from '../lib/inputs/spec.js';
-import { parseEndpoints, parseSeconds, validateDnsName, validateDomain, validateIp, validateTtl } from '../lib/grammar/validate.js';
+import { parseEndpoints, validateDnsName, validateDomain, validateIp, validateTtl } from '../lib/grammar/validate.js';
+import { parseDurationMs } from '../lib/grammar/go-duration.js';
 
 /**
  * Clipanion's run() prints a failing command's error to stdout; keeping the error here lets
@@ -53,8 +54,8 @@ export abstract class InputCommand extends LbdnsCommand {
     if (this.role !== undefined) validateRole(this.role);
     if (this.domain !== undefined) validateDomain('--domain', this.domain);
     if (this.ttl !== undefined) validateTtl('--ttl', this.ttl);
-    if (this.reloadInterval !== undefined) parseSeconds('--reload-interval', this.reloadInterval, LIMITS.minReloadInterval, LIMITS.maxReloadInterval);
-    if (this.reloadJitter !== undefined) parseSeconds('--reload-jitter', this.reloadJitter, LIMITS.minReloadJitter, LIMITS.maxReloadInterval);
+    if (this.reloadInterval !== undefined) parseDurationMs('--reload-interval', this.reloadInterval, LIMITS.minReloadInterval * 1000, LIMITS.maxReloadInterval * 1000);
+    if (this.reloadJitter !== undefined) parseDurationMs('--reload-jitter', this.reloadJitter, LIMITS.minReloadJitter * 1000, LIMITS.maxReloadInterval * 1000);
     if (this.apiLb !== undefined) parseEndpoints(LB_FLAGS.api, this.apiLb);
     if (this.apiIntLb !== undefined) parseEndpoints(LB_FLAGS['api-int'], this.apiIntLb);
     if (this.ingressLb !== undefined) parseEndpoints(LB_FLAGS.ingress, this.ingressLb);
@@ -114,7 +115,7 @@ export abstract class ClusterCommand extends InputCommand {
       kubeconfig: this.kubeconfig ?? this.kubeconfigArg,
       ingressService: this.ingressService,
       lbConfig: this.lbConfig,
-      waitTimeoutMs: parseSeconds('--wait-timeout', this.waitTimeout, 1, 86400) * 1000,
+      waitTimeoutMs: parseDurationMs('--wait-timeout', this.waitTimeout, 1000, 86_400_000),
     };
   }
 

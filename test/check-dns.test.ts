@@ -449,7 +449,7 @@ test('with a kubeconfig, a cluster without an external API LB: api is not checke
 for (const [flag, value, message] of [
   ['--server', 'dns.example.com:99999', /--server: "dns\.example\.com:99999" is not a DNS server address; use IP, IP:PORT, \[IPv6\]:PORT, HOST or HOST:PORT/],
   ['--names', 'api,ingress', /--names: "ingress" is not a name check-dns checks; use a comma-separated subset of api,api-int,apps/],
-  ['--timeout', '2h', /--timeout: "2h" is not a duration/],
+  ['--timeout', '2h', /--timeout: "2h" is not from 50ms to 60s/],
   ['--output', 'yaml', /--output: "yaml" is not an output format/],
 ] as const) {
   test(`a bad ${flag} is refused with exit 2 before any query`, async () => {

@@ -55,6 +55,13 @@ test('render-corefile --example prints a Corefile on stdout, nothing on stderr, 
   assert.match(r.stdout, /\n {4}forward \. 10\.0\.0\.2 10\.0\.0\.3 \{\n/);
 });
 
+test('every duration flag takes Go durations: --wait-timeout 1m30s, --reload-interval 1m30s, --reload-jitter 45s', async () => {
+  const r = await runLbdns(['render-corefile', '--example', '--wait-timeout', '1m30s', '--reload-interval', '1m30s', '--reload-jitter', '45s']);
+  assert.is(r.stderr, '');
+  assert.is(r.code, 0);
+  assert.match(r.stdout, /\n {4}reload 90s 45s\n/);
+});
+
 test('--out writes the file and logs it to stderr, printing nothing on stdout', async () => {
   const out = join(await freshDir(), 'Corefile');
   const r = await runLbdns(['render-corefile', '--example', '--out', out]);

@@ -2,10 +2,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ValidationError } from '../lib/errors.js';
 import { canonicalIp, compareIps, isLocalOnlyIp, sortUniqueIps, splitFamilies } from '../lib/grammar/ip.js';
+import { parseDurationMs } from '../lib/grammar/go-duration.js';
 import {
   parseEndpoint,
   parseEndpoints,
-  parseSeconds,
   validateDnsName,
   validateDomain,
   validateIp,
@@ -160,20 +160,31 @@ test('a TTL is a whole number from 1 to 65535, the hosts plugin limit', () => {
   }
 });
 
-test('durations are seconds or minutes, as numbers or strings', () => {
-  assert.is(parseSeconds('f', 5, 1, 3600), 5);
-  assert.is(parseSeconds('f', '5', 1, 3600), 5);
-  assert.is(parseSeconds('f', '5s', 1, 3600), 5);
-  assert.is(parseSeconds('f', '2m', 1, 3600), 120);
+test('durations take Go\'s grammar, as CoreDNS and Kubernetes write them', () => {
+  assert.is(parseDurationMs('f', '1m30s', 1000, 3_600_000), 90_000);
+  assert.is(parseDurationMs('f', '1.5s', 1000, 3_600_000), 1500);
+  assert.is(parseDurationMs('f', '500ms', 100, 3_600_000), 500);
+  assert.is(parseDurationMs('f', '1h', 1000, 3_600_000), 3_600_000);
+  assert.is(parseDurationMs('f', '2m', 1000, 3_600_000), 120_000);
 });
 
-test('a duration in another unit or form is refused', () => {
-  for (const bad of ['1h', '1.5s', '500ms', 's', '', ' 5s']) refuses(() => parseSeconds('--reload-interval', bad, 2, 3600), /is not a duration/);
+test('a duration may also be whole seconds, as a number or a string', () => {
+  assert.is(parseDurationMs('f', 5, 1000, 3_600_000), 5000);
+  assert.is(parseDurationMs('f', '5', 1000, 3_600_000), 5000);
+});
+
+test('a text Go does not read as a duration is refused', () => {
+  for (const bad of ['s', '', ' 5s', '5S', '1d', '1.5', '5 s', '1m30', 1.5]) refuses(() => parseDurationMs('--reload-interval', bad, 2000, 3_600_000), /is not a duration/);
 });
 
 test('a duration out of range is reported as given', () => {
-  refuses(() => parseSeconds('--reload-interval', '1s', 2, 3600), /^--reload-interval: "1s" is not from 2s to 3600s/);
-  refuses(() => parseSeconds('--reload-interval', '61m', 2, 3600), /"61m" is not from 2s to 3600s/);
+  refuses(() => parseDurationMs('--reload-interval', '1s', 2000, 3_600_000), /^--reload-interval: "1s" is not from 2s to 3600s/);
+  refuses(() => parseDurationMs('--reload-interval', '61m', 2000, 3_600_000), /"61m" is not from 2s to 3600s/);
+  refuses(() => parseDurationMs('--timeout', '20ms', 50, 60_000), /"20ms" is not from 50ms to 60s/);
+});
+
+test('reload settings take Go durations', () => {
+  assert.equal(validateReload('1m30s', '45s'), { intervalSeconds: 90, jitterSeconds: 45 });
 });
 
 test('reload settings default-like values pass', () => {

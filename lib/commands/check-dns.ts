@@ -2,7 +2,10 @@ import { adminNames, noAddressReason } from '../resolve/admin-records.js';
 import { checkServers, formatCheckTable, type CheckRow, type CheckTarget } from '../sinks/dns-check.js';
 import { ConfigError, EXIT, MismatchError, MissingDataError, ValidationError } from '../errors.js';
 import type { LbName } from '../model.js';
-import { HostResolver, parseDnsServer } from '../resolve/host-resolver.js';
+import { HostResolver } from '../resolve/host-resolver.js';
+import { DNS_PORT, joinHostPort, parseHostPort } from '../grammar/host-port.js';
+import { canonicalIp } from '../grammar/ip.js';
+import { parseDurationMs } from '../grammar/go-duration.js';
 import { validateDnsName } from '../grammar/validate.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
@@ -23,7 +26,7 @@ export interface CheckDnsOptions extends CommandInputs {
   /** Report mismatches but exit 0. */
   readonly warnOnly: boolean;
   readonly output: string;
-  /** Per try: `2s`, `2` (seconds), `500ms` or `1m`. */
+  /** Per try, a Go duration such as `2s` or `500ms`, or whole seconds. */
   readonly timeout: string;
   /** Name asked under apps instead of a random one: a label (`console-openshift-console`) or a full name. */
   readonly appsHost?: string | undefined;
@@ -43,16 +46,6 @@ export function parseCheckNames(value: string | undefined): CheckName[] {
   return CHECK_NAMES.filter((n) => names.includes(n));
 }
 
-export function parseTimeoutMs(value: string): number {
-  const m = /^([0-9]+)(ms|s|m)?$/.exec(value);
-  const unit = m?.[2] === 'ms' ? 1 : m?.[2] === 'm' ? 60_000 : 1000;
-  const ms = m ? Number(m[1]) * unit : NaN;
-  if (!(ms >= MIN_TIMEOUT_MS && ms <= MAX_TIMEOUT_MS)) {
-    throw new ValidationError('--timeout', value, `is not a duration from ${MIN_TIMEOUT_MS}ms to ${MAX_TIMEOUT_MS / 1000}s`, 'write it as seconds ("2s", "2") or milliseconds ("500ms")');
-  }
-  return ms;
-}
-
 function parseOutput(value: string): CheckOutput {
   if (!(CHECK_OUTPUTS as readonly string[]).includes(value)) throw new ValidationError('--output', value, 'is not an output format', `use one of ${CHECK_OUTPUTS.join(', ')}`);
   return value as CheckOutput;
@@ -67,26 +60,11 @@ interface AskedServer {
 type ServerArg = { readonly kind: 'ip'; readonly address: string } | { readonly kind: 'host'; readonly host: string; readonly port: number };
 
 const SERVER_HINT = 'use IP, IP:PORT, [IPv6]:PORT, HOST or HOST:PORT with a port from 1 to 65535, e.g. 192.0.2.53, [fd00::53]:53 or dns1.example.com:53';
-const DNS_PORT = 53;
-
 function parseServerArg(value: string): ServerArg {
-  const refuse = (): never => {
-    throw new ValidationError('--server', value, 'is not a DNS server address', SERVER_HINT);
-  };
-  try {
-    return { kind: 'ip', address: parseDnsServer(value) };
-  } catch {
-    // Not an IP literal: a host name, with or without a port.
-  }
-  const m = /^([^:[\]]+?)(?::(\d{1,5}))?$/.exec(value);
-  if (m === null) return refuse();
-  const port = m[2] === undefined ? DNS_PORT : Number(m[2]);
-  if (port < 1 || port > 65535) return refuse();
-  try {
-    return { kind: 'host', host: validateDnsName('--server', m[1]), port };
-  } catch {
-    return refuse();
-  }
+  const server = parseHostPort(value, { names: true });
+  if (server === null) throw new ValidationError('--server', value, 'is not a DNS server address', SERVER_HINT);
+  const port = server.port ?? DNS_PORT;
+  return server.isIp ? { kind: 'ip', address: joinHostPort(server.host, port) } : { kind: 'host', host: server.host, port };
 }
 
 /**
@@ -117,7 +95,7 @@ async function resolveServers(values: readonly string[] | undefined): Promise<As
       throw new ValidationError('--server', value, `is a host name the system resolver cannot resolve (${typeof code === 'string' ? code : String(err)})`, 'give the DNS server as an IP, or as a name this machine resolves');
     }
     for (const { address: ip } of found) {
-      const address = parseDnsServer(ip.includes(':') ? `[${ip}]:${arg.port}` : `${ip}:${arg.port}`);
+      const address = joinHostPort(canonicalIp(ip) ?? ip, arg.port);
       if (!servers.has(address)) servers.set(address, { address, label: `${arg.host} (${address})` });
     }
   }
@@ -148,7 +126,7 @@ function mismatchSummary(bad: readonly CheckRow[], total: number): string {
 export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   const output = parseOutput(opts.output);
   const wanted = parseCheckNames(opts.names);
-  const timeoutMs = parseTimeoutMs(opts.timeout);
+  const timeoutMs = parseDurationMs('--timeout', opts.timeout, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
   const servers = await resolveServers(opts.servers);
   const log = loggerFor(opts.io);
   // The admin's DNS serves every client, so all three LBs count whatever role a shared config names.

@@ -1,7 +1,7 @@
 import { adminNames } from '../resolve/admin-records.js';
 import { EXIT, MissingDataError, ValidationError } from '../errors.js';
 import { formatJson, formatNsupdate, formatZone, planRecords, RECORD_FORMATS, type RecordFormat } from '../render/records-format.js';
-import { parseDnsServer } from '../resolve/host-resolver.js';
+import { dnsServerAddress } from '../grammar/host-port.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
@@ -24,11 +24,9 @@ function parseFormat(value: string): RecordFormat {
 function parseNsupdateServer(value: string | undefined, format: RecordFormat): string | undefined {
   if (value === undefined) return undefined;
   if (format !== 'nsupdate') throw new ValidationError('--nsupdate-server', value, `has no effect with --format ${format}`, 'use it with --format nsupdate');
-  try {
-    return parseDnsServer(value);
-  } catch {
-    throw new ValidationError('--nsupdate-server', value, 'is not a DNS server address', 'use IP, IP:PORT or [IPv6]:PORT, e.g. 192.0.2.53 or 192.0.2.53:53');
-  }
+  const address = dnsServerAddress(value);
+  if (address === null) throw new ValidationError('--nsupdate-server', value, 'is not a DNS server address', 'use IP, IP:PORT or [IPv6]:PORT, e.g. 192.0.2.53 or 192.0.2.53:53');
+  return address;
 }
 
 /** Prints the api, api-int and *.apps records the admin's own DNS needs, from the same sources as every command. */

@@ -4,6 +4,7 @@
  * it accepts: `1h`, `90s`, `1m30s`, `1.5s`, `500ms`, a bare `0`, and refuse `30` or `1S`.
  * This follows Go's src/time/format.go step by step, overflow rules included.
  */
+import { ValidationError } from '../errors.js';
 
 const UNITS: ReadonlyMap<string, bigint> = new Map([
   ['ns', 1n],
@@ -102,4 +103,25 @@ export function parseGoDuration(text: string): bigint | null {
   }
   if (neg) return -d;
   return d > LIMIT - 1n ? null : d;
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+/**
+ * Every duration flag and config field, in milliseconds: Go's grammar (`90s`, `1m30s`,
+ * `500ms`), or a whole number of seconds (a YAML number, or `"5"`, which lbdns always took).
+ */
+export function parseDurationMs(field: string, value: unknown, minMs: number, maxMs: number): number {
+  let ms: number | null = null;
+  if (typeof value === 'number') ms = Number.isInteger(value) ? value * 1000 : null;
+  else if (typeof value === 'string') {
+    const ns = /^[0-9]+$/.test(value) ? BigInt(value) * 1_000_000_000n : parseGoDuration(value);
+    ms = ns === null ? null : Number(ns) / 1e6;
+  }
+  if (ms === null) throw new ValidationError(field, value, 'is not a duration', 'write it as Go does, e.g. "90s", "1m30s", "500ms" or "1h"');
+  // Reported as given: "1s", not the 1000 it was converted to.
+  if (ms < minMs || ms > maxMs) throw new ValidationError(field, value, `is not from ${formatMs(minMs)} to ${formatMs(maxMs)}`);
+  return ms;
 }

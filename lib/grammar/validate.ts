@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js';
+import { parseDurationMs } from './go-duration.js';
 import { canonicalIp } from './ip.js';
 import { LIMITS, type Endpoint, type ReloadSettings } from '../model.js';
 
@@ -99,22 +100,9 @@ export function validateTtl(field: string, value: unknown): number {
   return validateIntInRange(field, value, LIMITS.minTtl, LIMITS.maxTtl);
 }
 
-/** Seconds as a number, `"5"`, `"5s"` or `"1m"` — CoreDNS durations as lbdns accepts them. */
-export function parseSeconds(field: string, value: unknown, min: number, max: number): number {
-  if (typeof value === 'string') {
-    const m = /^([0-9]+)(s|m)?$/.exec(value);
-    if (!m) throw new ValidationError(field, value, 'is not a duration', 'write it as seconds, e.g. "5s" or "1m"');
-    const seconds = Number(m[1]) * (m[2] === 'm' ? 60 : 1);
-    // Reported as given: "1s", not the 1 it was converted to.
-    if (seconds < min || seconds > max) throw new ValidationError(field, value, `is not from ${min}s to ${max}s`);
-    return seconds;
-  }
-  return validateIntInRange(field, value, min, max);
-}
-
 export function validateReload(interval: unknown, jitter: unknown): ReloadSettings {
-  const intervalSeconds = parseSeconds('--reload-interval', interval, LIMITS.minReloadInterval, LIMITS.maxReloadInterval);
-  const jitterSeconds = parseSeconds('--reload-jitter', jitter, LIMITS.minReloadJitter, LIMITS.maxReloadInterval);
+  const intervalSeconds = parseDurationMs('--reload-interval', interval, LIMITS.minReloadInterval * 1000, LIMITS.maxReloadInterval * 1000) / 1000;
+  const jitterSeconds = parseDurationMs('--reload-jitter', jitter, LIMITS.minReloadJitter * 1000, LIMITS.maxReloadInterval * 1000) / 1000;
   if (jitterSeconds * 2 > intervalSeconds) {
     throw new ValidationError('--reload-jitter', jitter, `is more than half the interval (${intervalSeconds}s)`, 'CoreDNS would silently use half the interval instead; lower it');
   }

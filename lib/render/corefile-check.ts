@@ -1,5 +1,6 @@
 import { RenderError } from '../errors.js';
 import { parseGoDuration } from '../grammar/go-duration.js';
+import { parseHostPort } from '../grammar/host-port.js';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
 import { LIMITS } from '../model.js';
 import { re2SyntaxError } from './re2-syntax.js';
@@ -246,8 +247,7 @@ function checkForward(d: Directive): void {
   if (upstreams.length === 0) throw new RenderError(`Corefile line ${d.line}: forward has no upstream`);
   if (upstreams.length > LIMITS.maxUpstreams) throw new RenderError(`Corefile line ${d.line}: forward has ${upstreams.length} upstreams, CoreDNS accepts at most ${LIMITS.maxUpstreams}`);
   for (const u of upstreams) {
-    const host = u.text.replace(/^(dns|tls):\/\//, '').replace(/^\[(.*)\](:[0-9]+)?$/, '$1').replace(/^([0-9.]+):[0-9]+$/, '$1');
-    if (canonicalIp(host) === null) throw new RenderError(`Corefile line ${u.line}: forward upstream "${u.text}" is not an IP address`);
+    if (parseHostPort(u.text.replace(/^(dns|tls):\/\//, '')) === null) throw new RenderError(`Corefile line ${u.line}: forward upstream "${u.text}" is not an IP address`);
   }
 }
 

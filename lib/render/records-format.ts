@@ -111,7 +111,7 @@ export function formatZone(domain: string, groups: readonly RecordGroup[], ttl: 
 }
 
 export interface NsupdateOptions {
-  /** `server` line in the form parseDnsServer returns (`IP:PORT` or `[IPv6]:PORT`); absent: the admin adds one, or nsupdate asks the zone's SOA. */
+  /** `server` line in the form dnsServerAddress returns (`IP:PORT` or `[IPv6]:PORT`); absent: the admin adds one, or nsupdate asks the zone's SOA. */
   readonly server?: string | undefined;
 }
 

@@ -1,6 +1,7 @@
 import type { Resolver } from 'node:dns/promises';
 import pRetry, { AbortError } from 'p-retry';
 import { ResolveError, ValidationError, type ResolveFailure } from '../errors.js';
+import { dnsServerAddress } from '../grammar/host-port.js';
 import { canonicalIp, sortUniqueIps } from '../grammar/ip.js';
 import type { Resolution } from '../model.js';
 
@@ -30,8 +31,6 @@ export interface ResolverOptions {
   onRetry?: (info: RetryInfo) => void;
 }
 
-const DEFAULT_PORT = 53;
-
 const TRANSIENT: ReadonlyMap<string, TransientFailure> = new Map([
   ['ESERVFAIL', 'SERVFAIL'],
   ['ETIMEOUT', 'TIMEOUT'],
@@ -41,14 +40,11 @@ const TRANSIENT: ReadonlyMap<string, TransientFailure> = new Map([
 
 /** Parses one `--dns-server` value into the form `Resolver.setServers` takes. */
 export function parseDnsServer(value: string): string {
-  const bracketed = /^\[([^\]]+)\]:(\d{1,5})$/.exec(value);
-  const withPort = bracketed ?? /^([^:]+):(\d{1,5})$/.exec(value);
-  const ip = canonicalIp(withPort ? (withPort[1] ?? '') : value);
-  const port = withPort ? Number(withPort[2]) : DEFAULT_PORT;
-  if (ip === null || port < 1 || port > 65535) {
+  const address = dnsServerAddress(value);
+  if (address === null) {
     throw new ValidationError('--dns-server', value, 'is not a DNS server address', 'use IP, IP:PORT or [IPv6]:PORT with a port from 1 to 65535, e.g. 10.0.0.10, 10.0.0.10:53 or [fd00::10]:53');
   }
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+  return address;
 }
 
 function errorCode(err: unknown): string {

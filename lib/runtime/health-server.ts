@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { ConfigError } from '../errors.js';
+import { parseHostPort } from '../grammar/host-port.js';
 import type { Metrics } from './metrics.js';
 
 export interface HealthServer {
@@ -9,10 +10,9 @@ export interface HealthServer {
 
 /** `HOST:PORT`, `[v6]:PORT` or `:PORT` (loopback). */
 export function parseListenAddress(value: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:]*)):([0-9]{1,5})$/.exec(value);
-  const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new ConfigError(`--metrics-addr ${JSON.stringify(value)}: not HOST:PORT (e.g. 127.0.0.1:9191, or :0 for any free port)`);
-  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+  const address = parseHostPort(value, { names: true, emptyHost: true, portRequired: true, minPort: 0 });
+  if (address?.port === undefined) throw new ConfigError(`--metrics-addr ${JSON.stringify(value)}: not HOST:PORT (e.g. 127.0.0.1:9191, or :0 for any free port)`);
+  return { host: address.host || '127.0.0.1', port: address.port };
 }
 
 /**

@@ -1,0 +1,76 @@
+/*
+ * The one grammar for an address with an optional port, as Go's net.SplitHostPort and the
+ * admins' tools write it: `IP`, `IP:PORT`, `[IPv6]:PORT`, `HOST`, `HOST:PORT`, and `:PORT`
+ * where a listener may take every address. --dns-server, --nsupdate-server, check-dns
+ * --server, --metrics-addr and the Corefile check's forward upstreams all read it here.
+ */
+import { canonicalIp } from './ip.js';
+import { validateDnsName } from './validate.js';
+
+export interface HostPort {
+  /** A canonical IP, a lower-case host name, or '' for `:PORT`. */
+  readonly host: string;
+  readonly isIp: boolean;
+  readonly port: number | undefined;
+}
+
+export interface HostPortRules {
+  /** A host name may stand where an IP does. */
+  readonly names?: boolean;
+  /** `:PORT` (no host) is accepted. */
+  readonly emptyHost?: boolean;
+  /** The port must be given. */
+  readonly portRequired?: boolean;
+  /** The lowest port accepted: 1, or 0 for a listener that takes any free port. */
+  readonly minPort?: number;
+}
+
+export const DNS_PORT = 53;
+
+function parsePort(text: string | undefined, minPort: number): number | undefined | null {
+  if (text === undefined) return undefined;
+  if (!/^[0-9]{1,5}$/.test(text)) return null;
+  const port = Number(text);
+  return port >= minPort && port <= 65535 ? port : null;
+}
+
+/** The parts of one address, or null when it is none of the forms the rules allow. */
+export function parseHostPort(text: string, rules: HostPortRules = {}): HostPort | null {
+  let hostText: string;
+  let portText: string | undefined;
+  const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(text);
+  if (bracketed) {
+    hostText = bracketed[1] ?? '';
+    portText = bracketed[2];
+    if (canonicalIp(hostText) === null) return null;
+  } else if (canonicalIp(text) !== null) {
+    hostText = text;
+  } else {
+    const parts = text.split(':');
+    if (parts.length > 2) return null;
+    hostText = parts[0] ?? '';
+    portText = parts[1];
+  }
+  const port = parsePort(portText, rules.minPort ?? 1);
+  if (port === null || (port === undefined && rules.portRequired === true)) return null;
+  if (hostText === '') return rules.emptyHost === true && port !== undefined ? { host: '', isIp: false, port } : null;
+  const ip = canonicalIp(hostText);
+  if (ip !== null) return { host: ip, isIp: true, port };
+  if (rules.names !== true) return null;
+  try {
+    return { host: validateDnsName('host', hostText), isIp: false, port };
+  } catch {
+    return null;
+  }
+}
+
+/** `IP:PORT` or `[IPv6]:PORT`: the form Node's Resolver.setServers and nsupdate's `server` take. */
+export function joinHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** A DNS server given as IP[:PORT] or [IPv6]:PORT, port 53 when none is given; null when it is not one. */
+export function dnsServerAddress(text: string): string | null {
+  const address = parseHostPort(text);
+  return address === null ? null : joinHostPort(address.host, address.port ?? DNS_PORT);
+}
