@@ -8,7 +8,7 @@ import { canonicalIp } from '../grammar/ip.js';
 import { parseDurationMs } from '../grammar/go-duration.js';
 import { validateDnsName } from '../grammar/validate.js';
 import type { ClusterFlags } from './cluster.js';
-import { loggerFor, type CommandInputs } from './io.js';
+import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
 
 export const CHECK_NAMES = ['api', 'api-int', 'apps'] as const;
@@ -129,8 +129,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   const timeoutMs = parseDurationMs('--timeout', opts.timeout, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
   const servers = await resolveServers(opts.servers);
   const log = loggerFor(opts.io);
-  // The admin's DNS serves every client, so all three LBs count whatever role a shared config names.
-  const state = await gatherOnce({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log, { upstreams: false });
+  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false });
   const known = adminNames(state.spec, state.resolutions);
 
   const targets: CheckTarget[] = [];

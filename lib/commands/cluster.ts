@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { LocalSays } from '../sources/cluster-data.js';
 import { startClusterSources, type ObjectRef, type SourcePurpose } from '../sources/cluster-sources.js';
 import type { RawConfig } from '../inputs/config.js';
 import { ConfigError, ValidationError } from '../errors.js';
@@ -39,7 +40,7 @@ export interface ClusterContext {
   readonly raw: RawConfig;
   readonly spec: ClusterSpec;
   readonly identity: ClusterIdentity;
-  readonly localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean };
+  readonly localSays: LocalSays;
   readonly ingressService: ObjectRef;
   readonly lbConfig: ObjectRef | undefined;
 }

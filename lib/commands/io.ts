@@ -14,6 +14,14 @@ export interface CommandInputs {
   readonly io: Io;
 }
 
+/**
+ * The inputs as a control plane sees them: the admin's DNS records and the Infrastructure
+ * status serve every client, so all three LBs count whatever role a shared config names.
+ */
+export function everyLb<T extends CommandInputs>(opts: T): T {
+  return { ...opts, flags: { ...opts.flags, role: 'control-plane' } };
+}
+
 export function loggerFor(io: Io): Logger {
   return createLogger(io.stderr, (process.env.LBDNS_LOG_LEVEL as 'debug' | undefined) ?? 'info');
 }

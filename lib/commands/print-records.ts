@@ -3,7 +3,7 @@ import { EXIT, MissingDataError, ValidationError } from '../errors.js';
 import { formatJson, formatNsupdate, formatZone, planRecords, RECORD_FORMATS, type RecordFormat } from '../render/records-format.js';
 import { dnsServerAddress } from '../grammar/host-port.js';
 import type { ClusterFlags } from './cluster.js';
-import { loggerFor, type CommandInputs } from './io.js';
+import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
 
 export interface PrintRecordsOptions extends CommandInputs {
@@ -34,8 +34,7 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
   const format = parseFormat(opts.format);
   const server = parseNsupdateServer(opts.nsupdateServer, format);
   const log = loggerFor(opts.io);
-  // The admin's DNS serves every client, so all three LBs count whatever role a shared config names.
-  const state = await gatherOnce({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, log, { upstreams: false });
+  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false });
   const groups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname });
   const left = groups.filter((g) => g.records.length === 0);
   if (left.length === groups.length) {

@@ -1,3 +1,4 @@
+import { Backoff } from '../kube/backoff.js';
 import { ConfigError, EXIT, UsageError, ValidationError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { lbIpLists, publishTarget } from '../sinks/infra-status-plan.js';
@@ -7,7 +8,7 @@ import { LB_NAMES, type ClusterSpec, type LbName, type Resolution } from '../mod
 import type { DesiredState } from '../runtime/monitor.js';
 import { lbRecordName } from '../resolve/record-set.js';
 import { prepareCluster, startPipeline, type ClusterContext, type ClusterFlags } from './cluster.js';
-import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
+import { everyLb, loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
 import { untilStopped, type Stop } from '../runtime/stop.js';
 
 export interface UpdateInfraStatusOptions extends CommandInputs, LongRunningOptions {
@@ -18,8 +19,7 @@ export interface UpdateInfraStatusOptions extends CommandInputs, LongRunningOpti
   readonly watch: boolean;
 }
 
-const RETRY_MIN_MS = 1000;
-const RETRY_MAX_MS = 60_000;
+const PUBLISH_RETRY = { minMs: 1000, maxMs: 60_000 };
 
 export function parseFields(value: string): LbName[] {
   const fields = value.split(',').map((f) => f.trim()).filter((f) => f !== '');
@@ -45,8 +45,7 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
 }
 
 async function prepare(opts: UpdateInfraStatusOptions): Promise<ClusterContext> {
-  // The lists describe all three LBs whatever role a shared config file names.
-  const ctx = await prepareCluster({ ...opts, flags: { ...opts.flags, role: 'control-plane' } }, opts.cluster, loggerFor(opts.io), { upstreams: false });
+  const ctx = await prepareCluster(everyLb(opts), opts.cluster, loggerFor(opts.io), { upstreams: false });
   if (ctx.identity.infrastructure === undefined) throw new ConfigError('infrastructures.config.openshift.io/cluster does not exist: is this an OpenShift cluster?');
   publishTarget(ctx.identity.infrastructure);
   return ctx;
@@ -85,20 +84,17 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
   const { log, pipeline, publish } = wiring(opts, owned, ctx);
   const metrics = await createMetrics();
   let published = false;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let retryMs = RETRY_MIN_MS;
+  const publishRetry = new Backoff(() => monitor.schedule(), PUBLISH_RETRY);
   // A failed publish is tried again on its own: in a quiet cluster no event would come to do it.
   const sink = async (state: DesiredState) => {
-    clearTimeout(retryTimer);
+    publishRetry.cancel();
     try {
       await publish(state);
       published = true;
-      retryMs = RETRY_MIN_MS;
+      publishRetry.succeeded();
       metrics.ready.set(1);
     } catch (err) {
-      log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: retryMs });
-      retryTimer = setTimeout(() => monitor.schedule(), retryMs);
-      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+      log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: publishRetry.failed() });
     }
   };
   const monitor = await startPipeline(ctx, { ...pipeline, metrics, minRefreshSeconds: opts.minRefreshSeconds, sink });
@@ -106,7 +102,7 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
   opts.onListening?.(health.address);
   log.info('watching', { fields: owned, health: health.address });
   log.info('stopping', { why: await stop.stopped });
-  clearTimeout(retryTimer);
+  publishRetry.cancel();
   await Promise.all([monitor.stop(), health.close()]);
   return EXIT.ok;
 }

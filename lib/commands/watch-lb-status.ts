@@ -1,3 +1,4 @@
+import { Backoff } from '../kube/backoff.js';
 import { writeFileAtomic } from '../sinks/atomic-write.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
@@ -18,8 +19,7 @@ export interface WatchLbStatusOptions extends CommandInputs, LongRunningOptions 
   readonly cluster: ClusterFlags;
 }
 
-const WRITE_RETRY_MIN_MS = 1000;
-const WRITE_RETRY_MAX_MS = 60_000;
+const WRITE_RETRY = { minMs: 1000, maxMs: 60_000 };
 /** The longest a Node timer takes: "wait for the first complete state, however long". */
 const FOREVER_MS = 2 ** 31 - 1;
 
@@ -52,10 +52,9 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   let withheld: DesiredState['withheld'] = [];
   // Ready means a complete Corefile is on disk, not merely that a state was computed.
   let onDisk = false;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let retryMs = WRITE_RETRY_MIN_MS;
+  const writeRetry = new Backoff(() => monitor.schedule(), WRITE_RETRY);
   const sink = async (state: DesiredState): Promise<void> => {
-    clearTimeout(retryTimer);
+    writeRetry.cancel();
     let text: string;
     try {
       text = renderCorefile(state.recordSet, template.text, template.source);
@@ -73,12 +72,10 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       ({ written } = await writeFileAtomic(out, text));
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });
-      log.error('writing the Corefile failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: retryMs });
-      retryTimer = setTimeout(() => monitor.schedule(), retryMs);
-      retryMs = Math.min(retryMs * 2, WRITE_RETRY_MAX_MS);
+      log.error('writing the Corefile failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
       return;
     }
-    retryMs = WRITE_RETRY_MIN_MS;
+    writeRetry.succeeded();
     metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
     if (written) {
       metrics.lastChange.set(Date.now() / 1000);
@@ -121,7 +118,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const deniedOrStopped = denied.then((err): Promise<string | KubeAccessError> | KubeAccessError => err ?? stop.stopped);
   const ending = await Promise.race([stop.stopped, deniedOrStopped]);
   log.info('stopping', { why: typeof ending === 'string' ? ending : ending.message });
-  clearTimeout(retryTimer);
+  writeRetry.cancel();
   resolvWatch?.close();
   await Promise.all([monitor.stop(), health.close()]);
   if (typeof ending !== 'string') throw ending;

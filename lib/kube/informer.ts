@@ -2,6 +2,7 @@ import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubern
 import type { KubeError } from '../errors.js';
 import type { Logger } from '../runtime/log.js';
 import { kubeErrorFrom } from './api-error.js';
+import { Backoff } from './backoff.js';
 import { kubeModule } from './client.js';
 
 /** One page of a list: what `list` is asked for when the collection is listed in pages. */
@@ -40,8 +41,6 @@ export interface WatchOptions<T extends KubernetesObject> {
   readonly onChange: (items: T[]) => void;
   /** Called each time the watch fails and is restarted. */
   readonly onRestart?: (error: KubeError) => void;
-  readonly minBackoffMs?: number;
-  readonly maxBackoffMs?: number;
 }
 
 /** A list+watch of one collection whose cache survives API outages. */
@@ -103,13 +102,10 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     return { ...page, items };
   };
   const informer = new k8s.ListWatch<T>(opts.path, new ProjectingWatch(opts.kc), listAll, false, undefined, opts.fieldSelector);
-  const minBackoff = opts.minBackoffMs ?? 500;
-  const maxBackoff = opts.maxBackoffMs ?? 30_000;
-  let backoff = minBackoff;
   let stopped = false;
   let synced = false;
   let lastError: KubeError | undefined;
-  let restartTimer: NodeJS.Timeout | undefined;
+  const backoff = new Backoff(() => void start().catch(() => undefined), { minMs: 500, maxMs: 30_000, jitter: 0.2 });
 
   const notify = () => {
     try {
@@ -130,7 +126,7 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       informer.off('error', onError);
     }
     if (stopped || failed) return;
-    backoff = minBackoff;
+    backoff.succeeded();
     if (!synced) {
       synced = true;
       lastError = undefined;
@@ -145,12 +141,9 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     if (stopped) return;
     const error = kubeErrorFrom(err, opts.what);
     if (!synced) lastError = error;
-    const delay = Math.round(backoff * (0.8 + Math.random() * 0.4));
-    backoff = Math.min(backoff * 2, maxBackoff);
+    const delay = backoff.failed();
     opts.log.warn('watch failed; keeping the last known objects and restarting', { source: opts.name, error: error.message, retryInMs: delay });
     opts.onRestart?.(error);
-    clearTimeout(restartTimer);
-    restartTimer = setTimeout(() => void start().catch(() => undefined), delay);
   });
 
   await start().catch(() => undefined);
@@ -161,7 +154,7 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     lastError: () => lastError,
     stop: async () => {
       stopped = true;
-      clearTimeout(restartTimer);
+      backoff.cancel();
       await informer.stop();
     },
   };

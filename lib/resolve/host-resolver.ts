@@ -31,11 +31,12 @@ export interface ResolverOptions {
   onRetry?: (info: RetryInfo) => void;
 }
 
-const TRANSIENT: ReadonlyMap<string, TransientFailure> = new Map([
-  ['ESERVFAIL', 'SERVFAIL'],
-  ['ETIMEOUT', 'TIMEOUT'],
-  ['ECONNREFUSED', 'REFUSED'],
-  ['EREFUSED', 'REFUSED'],
+/** Node's DNS error codes for a failure a retry may cure, by the reason lbdns reports: the one map for resolving and for check-dns. */
+export const TRANSIENT_DNS_ERRORS: ReadonlyMap<string, { readonly reason: TransientFailure; readonly detail?: string }> = new Map([
+  ['ESERVFAIL', { reason: 'SERVFAIL' }],
+  ['ETIMEOUT', { reason: 'TIMEOUT' }],
+  ['ECONNREFUSED', { reason: 'REFUSED', detail: 'nothing listening' }],
+  ['EREFUSED', { reason: 'REFUSED' }],
 ]);
 
 /** Parses one `--dns-server` value into the form `Resolver.setServers` takes. */
@@ -47,7 +48,7 @@ export function parseDnsServer(value: string): string {
   return address;
 }
 
-function errorCode(err: unknown): string {
+export function dnsErrorCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : 'UNKNOWN';
 }
@@ -128,9 +129,9 @@ export class HostResolver {
         });
         return { ips: kept.map((r) => r.ip), ttls: kept.map((r) => r.ttl) };
       } catch (err) {
-        const code = errorCode(err);
+        const code = dnsErrorCode(err);
         if (code === 'ENODATA') return { ips: [], ttls: [] };
-        if (TRANSIENT.has(code)) throw err;
+        if (TRANSIENT_DNS_ERRORS.has(code)) throw err;
         throw new AbortError(this.fatal(hostname, family, code, err, asked, n));
       }
     };
@@ -141,7 +142,7 @@ export class HostResolver {
       signal,
       shouldRetry: ({ error, attemptNumber }) => {
         if (signal.aborted) return false;
-        const reason = TRANSIENT.get(errorCode(error));
+        const reason = TRANSIENT_DNS_ERRORS.get(dnsErrorCode(error))?.reason;
         if (reason !== undefined) this.onRetry?.({ hostname, family, reason, attempt: attemptNumber });
         return true;
       },
@@ -160,7 +161,7 @@ export class HostResolver {
   }
 
   private transient(hostname: string, family: RecordFamily, err: unknown, asked: string, attempt: number): ResolveError {
-    const reason = TRANSIENT.get(errorCode(err));
+    const reason = TRANSIENT_DNS_ERRORS.get(dnsErrorCode(err))?.reason;
     const tried = attempts(attempt);
     switch (reason) {
       case 'SERVFAIL':

@@ -1,4 +1,4 @@
-import { applyClusterData } from '../sources/cluster-data.js';
+import { applyClusterData, type LocalSays } from '../sources/cluster-data.js';
 import type { ClusterSources } from '../sources/cluster-sources.js';
 import { KubeAccessError, MissingDataError, type ResolveError } from '../errors.js';
 import { hostnamesOf } from '../resolve/gather.js';
@@ -32,7 +32,7 @@ export interface DesiredState {
 export interface MonitorOptions {
   /** The spec from flags and config file; cluster data fills what it does not say. */
   readonly local: ClusterSpec;
-  readonly localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean };
+  readonly localSays: LocalSays;
   readonly sources: ClusterSources | undefined;
   readonly resolutions: Resolutions;
   readonly log: Logger;

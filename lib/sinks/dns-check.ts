@@ -1,4 +1,5 @@
 import type { Resolver } from 'node:dns/promises';
+import { dnsErrorCode, TRANSIENT_DNS_ERRORS } from '../resolve/host-resolver.js';
 import { canonicalIp, sortUniqueIps } from '../grammar/ip.js';
 
 /** What one server's answers for one name amount to, compared with the LB addresses. */
@@ -46,13 +47,6 @@ type Outcome =
   | { readonly kind: 'nodata' }
   | { readonly kind: 'failed'; readonly reason: string };
 
-const FAILURE_NAMES: ReadonlyMap<string, string> = new Map([
-  ['ETIMEOUT', 'TIMEOUT'],
-  ['ESERVFAIL', 'SERVFAIL'],
-  ['EREFUSED', 'REFUSED'],
-  ['ECONNREFUSED', 'REFUSED (nothing listening)'],
-]);
-
 // Long enough for any sane chain, short enough to end a loop quickly.
 const MAX_CHAIN = 8;
 
@@ -62,10 +56,12 @@ async function ask(query: () => Promise<string[]>): Promise<Outcome> {
     // A CNAME-only answer comes back as an empty list rather than ENODATA.
     return values.length === 0 ? { kind: 'nodata' } : { kind: 'answer', values };
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
+    const code = dnsErrorCode(err);
     if (code === 'ENOTFOUND') return { kind: 'nxdomain' };
     if (code === 'ENODATA') return { kind: 'nodata' };
-    return { kind: 'failed', reason: typeof code === 'string' ? (FAILURE_NAMES.get(code) ?? code) : String(err) };
+    const known = TRANSIENT_DNS_ERRORS.get(code);
+    if (known !== undefined) return { kind: 'failed', reason: known.detail === undefined ? known.reason : `${known.reason} (${known.detail})` };
+    return { kind: 'failed', reason: code === 'UNKNOWN' ? String(err) : code };
   }
 }
 

@@ -45,12 +45,18 @@ export function mergeContributions(contributions: readonly SourceContribution[])
   };
 }
 
+/** Which LB lists and whether the nodes were given by flags or the config file. */
+export interface LocalSays {
+  readonly lbs: ReadonlySet<LbName>;
+  readonly nodes: boolean;
+}
+
 /**
  * Flags and config file win where they say something: an LB list given locally replaces
  * the cluster's, local nodes replace the cluster's nodes, and what they give is served even
  * where the cluster withholds its own.
  */
-export function applyClusterData(local: ClusterSpec, cluster: ClusterData, localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean }): ClusterSpec {
+export function applyClusterData(local: ClusterSpec, cluster: ClusterData, localSays: LocalSays): ClusterSpec {
   const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, localSays.lbs.has(lb) ? local.lbs[lb] : cluster.lbs[lb]])) as Record<LbName, readonly Endpoint[]>;
   const withheld = Object.fromEntries(
     Object.entries(cluster.withheld ?? {}).filter(([what]) => (what === 'nodes' ? !localSays.nodes : !localSays.lbs.has(what as LbName))),

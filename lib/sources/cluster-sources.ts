@@ -1,5 +1,5 @@
 import type { KubeConfig, KubernetesObject, V1ConfigMap, V1Node, V1Service } from '@kubernetes/client-node';
-import { mergeContributions, type ClusterData, type SourceContribution } from './cluster-data.js';
+import { mergeContributions, type ClusterData, type LocalSays, type SourceContribution } from './cluster-data.js';
 import type { KubeError } from '../errors.js';
 import { watchCollection, type WatchedCollection } from '../kube/informer.js';
 import { listJson } from '../kube/list-json.js';
@@ -54,7 +54,7 @@ export interface ClusterSourceOptions {
    */
   readonly onPrem?: boolean;
   /** What the flags already say: sources that could only repeat it are not watched. */
-  readonly localSays: { readonly lbs: ReadonlySet<LbName>; readonly nodes: boolean };
+  readonly localSays: LocalSays;
   readonly log: Logger;
   readonly onChange: () => void;
   readonly onRestart?: (source: string, error: KubeError) => void;
