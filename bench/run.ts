@@ -4,6 +4,7 @@
  * it is met. Nothing here fails on a figure: these are measurements, not timed tests. It
  * exits non-zero only when a benchmark could not run.
  */
+import { apiScale } from './api-scale.js';
 import { coldStart } from './cold-start.js';
 import { drift } from './drift.js';
 import { idle } from './idle.js';
@@ -13,7 +14,7 @@ import { scale } from './scale.js';
 import { closeHttpAgent, machine, progress, type Bench, type BenchResult } from './support.js';
 
 // Scale runs in this process: before memory, whose 5,000 large Nodes would leave this heap big and its GC slower.
-const BENCHES: readonly Bench[] = [coldStart, scale, propagation, drift, idle, memory];
+const BENCHES: readonly Bench[] = [coldStart, scale, propagation, drift, idle, memory, apiScale];
 
 function table(result: BenchResult): string {
   const rows = result.figures.map((f) => `| ${f.name} | ${f.value} | ${f.target ?? ''} | ${f.met === undefined ? '' : f.met ? 'met' : '**missed**'} |`);
@@ -31,7 +32,7 @@ async function main(): Promise<number> {
   const m = await machine();
   const started = new Date();
   const command = names.length === 0 ? 'make bench' : `node --import tsx bench/run.ts ${names.join(' ')}`;
-  const env = ['BENCH_BUNDLE', 'BENCH_IDLE_SECONDS', 'BENCH_DRIFT_SECONDS', 'BENCH_COLD_RUNS'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
+  const env = ['BENCH_BUNDLE', 'BENCH_IDLE_SECONDS', 'BENCH_DRIFT_SECONDS', 'BENCH_COLD_RUNS', 'BENCH_API_RUNS'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
   process.stdout.write(
     [
       `## lbdns benchmarks, ${started.toISOString().slice(0, 10)}`,

@@ -4,6 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import {
   requestAttributes,
   rulesAllow,
@@ -182,6 +183,25 @@ test('limit and continue page through a list', async () => {
     const rest = await core.listNamespacedService({ namespace: NS, limit: 2, _continue: first.metadata?._continue });
     assert.equal(rest.items.map((s) => s.metadata?.name), ['c']);
     assert.is(rest.metadata?._continue, undefined);
+  });
+});
+
+test('with a list cost, each list answers no sooner than the cost of its request and its size', async () => {
+  await withServer({ listCost: { perRequestMs: 150, perMegabyteMs: 1000 } }, async ({ server, core }) => {
+    server.create({ ...service('big'), metadata: { name: 'big', namespace: NS, annotations: { pad: 'x'.repeat(200_000) } } });
+    const started = performance.now();
+    await core.listNamespacedService({ namespace: NS });
+    // 150 ms + 0.2 MB at 1,000 ms per MB
+    assert.ok(performance.now() - started >= 340, `answered after ${performance.now() - started} ms`);
+  });
+});
+
+test('without a list cost, a list answers at once', async () => {
+  await withServer({}, async ({ server, core }) => {
+    server.create(service('a'));
+    const started = performance.now();
+    await core.listNamespacedService({ namespace: NS });
+    assert.ok(performance.now() - started < 150, `answered after ${performance.now() - started} ms`);
   });
 });
 

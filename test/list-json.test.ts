@@ -55,6 +55,14 @@ test('a gzip-compressed answer is decompressed, and gzip is asked for', async ()
   });
 });
 
+test('with a selection, only the parts it names are built from the answer', async () => {
+  const body = { ...NODE_LIST, items: [{ metadata: { name: 'master-0', labels: { a: 'b' } }, status: { images: [{ names: ['x'] }], addresses: [{ type: 'InternalIP', address: '10.0.0.5' }] } }] };
+  await withServer({ status: 200, body, gzip: true }, async (kc) => {
+    const list = await listJson(kc, '/api/v1/nodes', {}, { metadata: { resourceVersion: true }, items: { '*': { metadata: { name: true }, status: { addresses: true } } } });
+    assert.equal(list, { metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'master-0' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.5' }] } }] });
+  });
+});
+
 test('the request carries the kubeconfig credentials and the query', async () => {
   await withServer({ status: 200, body: NODE_LIST }, async (kc, asked) => {
     await listJson(kc, '/api/v1/nodes', { limit: 500, continue: 'abc', fieldSelector: 'metadata.name=x' });
@@ -111,7 +119,7 @@ test('a list whose server stops sending fails after the idle timeout instead of 
   });
   try {
     const started = Date.now();
-    const err = await listJson(kc, '/api/v1/nodes', {}, 200).then(
+    const err = await listJson(kc, '/api/v1/nodes', {}, true, 200).then(
       () => undefined,
       (e: unknown) => e as Error,
     );

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { JsonSelector, type Selection } from './json-select.js';
 
 export interface ListQuery {
   readonly fieldSelector?: string;
@@ -31,7 +32,13 @@ export const LIST_IDLE_TIMEOUT_MS = 60_000;
  * for thousands of Nodes that doubled the memory and the time a list takes, and watch events
  * arrive as plain JSON anyway.
  */
-export async function listJson(kc: KubeConfig, path: string, query: ListQuery, idleTimeoutMs = LIST_IDLE_TIMEOUT_MS): Promise<KubernetesListObject<KubernetesObject>> {
+export async function listJson(
+  kc: KubeConfig,
+  path: string,
+  query: ListQuery,
+  select: Selection = true,
+  idleTimeoutMs = LIST_IDLE_TIMEOUT_MS,
+): Promise<KubernetesListObject<KubernetesObject>> {
   const server = kc.getCurrentCluster()?.server;
   if (server === undefined) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(server.replace(/\/+$/, '') + path);
@@ -45,22 +52,33 @@ export async function listJson(kc: KubeConfig, path: string, query: ListQuery, i
   return new Promise((resolve, reject) => {
     const req = request(url, options, (res: IncomingMessage) => {
       const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
-      // Decoded as it arrives: each read's buffer is then garbage at once, rather than all of
-      // them held, with their concatenation, until the last one (malloc keeps what it grew to).
-      let text = '';
-      body.setEncoding('utf8');
-      body.on('data', (chunk: string) => {
-        text += chunk;
+      // Built as it arrives, and only what `select` names: each read's buffer is garbage at once,
+      // and the parts of a large list nobody reads never become strings or objects.
+      const selector = res.statusCode === 200 ? new JsonSelector(select) : undefined;
+      const errorText: Buffer[] = [];
+      const failed = (err: unknown) => {
+        body.destroy();
+        reject(err);
+      };
+      body.on('data', (chunk: Buffer) => {
+        if (selector === undefined) errorText.push(chunk);
+        else {
+          try {
+            selector.write(chunk);
+          } catch (err) {
+            failed(new Error(`GET ${path}: the answer is not JSON (${(err as Error).message})`));
+          }
+        }
       });
       res.on('error', reject);
       body.on('error', reject);
       body.on('end', () => {
-        if (res.statusCode !== 200) {
-          reject(new ListRequestError(res.statusCode ?? 0, text));
+        if (selector === undefined) {
+          reject(new ListRequestError(res.statusCode ?? 0, Buffer.concat(errorText).toString('utf8')));
           return;
         }
         try {
-          resolve(JSON.parse(text) as KubernetesListObject<KubernetesObject>);
+          resolve(selector.end() as KubernetesListObject<KubernetesObject>);
         } catch (err) {
           reject(new Error(`GET ${path}: the answer is not JSON (${(err as Error).message})`));
         }

@@ -3,13 +3,14 @@ import { mergeContributions, type ClusterData, type LocalSays, type SourceContri
 import type { KubeError } from '../errors.js';
 import { watchCollection, type WatchedCollection } from '../kube/informer.js';
 import { listJson } from '../kube/list-json.js';
+import type { Selection } from '../kube/json-select.js';
 import type { Logger } from '../runtime/log.js';
 import type { LbName, Role } from '../model.js';
 import { dnsRecordsContribution, type DNSRecord } from './dnsrecords.js';
 import { infrastructureContribution, type Infrastructure } from './infra-lbs.js';
 import { lbConfigContribution } from './lb-config.js';
 import { onPremContribution, onPremPlatformOf } from './on-prem-vips.js';
-import { nodeProjection, nodesContribution } from './nodes.js';
+import { NODE_LIST_SELECTION, nodeProjection, nodesContribution } from './nodes.js';
 import { routerServiceContribution } from './router-service.js';
 import type { Warn } from './untrusted.js';
 
@@ -94,6 +95,8 @@ interface SourceSpec {
   /** For the large collections; see WatchOptions. */
   readonly pageSize?: number;
   readonly project?: (obj: KubernetesObject) => KubernetesObject;
+  /** What to build of each list answer (see listJson); the whole answer by default. */
+  readonly select?: Selection;
   readonly extract: Extract;
 }
 
@@ -158,6 +161,7 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
       what: 'list nodes',
       path: '/api/v1/nodes',
       pageSize: NODE_PAGE_SIZE,
+      select: NODE_LIST_SELECTION,
       project: (obj) => nodeProjection(obj as V1Node),
       extract: (items, warn) => nodesContribution(items as V1Node[], warn),
     });
@@ -182,7 +186,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
         ...(spec.pageSize === undefined ? {} : { pageSize: spec.pageSize }),
         ...(spec.project === undefined ? {} : { project: spec.project }),
         // Plain JSON, as the watch events come (see listJson).
-        list: (page) => listJson(opts.kc, spec.path, { fieldSelector: spec.fieldSelector, ...page }),
+        list: (page) => listJson(opts.kc, spec.path, { fieldSelector: spec.fieldSelector, ...page }, spec.select),
         log: opts.log,
         onRestart: (error) => opts.onRestart?.(spec.name, error),
         onChange: (items) => {

@@ -2,6 +2,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { SourceContribution } from './cluster-data.js';
 import type { NodeEntry } from '../model.js';
 import { validateDnsName } from '../grammar/validate.js';
+import type { Selection } from '../kube/json-select.js';
 import { describeObject, distinctCapped, elementsOf, ipFromApi, validated, warnIgnored, type Warn } from './untrusted.js';
 
 function nameOf(node: V1Node, object: string, warn: Warn): string | undefined {
@@ -22,6 +23,15 @@ function internalIpsOf(node: V1Node, object: string, warn: Warn): string[] {
 }
 
 /**
+ * The parts of a Node list the monitor builds as the answer arrives (see JsonSelector): the
+ * list's resourceVersion and continue token, and of each Node what `nodeProjection` keeps.
+ * A page of Nodes is otherwise mostly image lists, decoded only to be dropped.
+ */
+export const NODE_LIST_SELECTION: Selection = {
+  metadata: { resourceVersion: true, continue: true },
+  items: { '*': { metadata: { name: true, namespace: true, resourceVersion: true }, status: { addresses: true } } },
+};
+
 /**
  * What `nodesContribution` reads of a Node, and nothing else: the monitor keeps every Node of
  * the cluster for as long as it runs. An address it would skip without a word (another type,

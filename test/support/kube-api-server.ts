@@ -16,6 +16,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dump as toYaml } from 'js-yaml';
 
 const GZIP_THRESHOLD_BYTES = 128 * 1024;
@@ -907,6 +909,19 @@ export interface KubeApiServerOptions {
   readonly historySize?: number;
   /** Served in addition to RESOURCE_TYPES. */
   readonly extraResources?: readonly ResourceType[];
+  /** Makes each list answer take as long as a real server's would (benchmarks only; tests answer at once). */
+  readonly listCost?: ListCost;
+}
+
+/**
+ * The time a real kube-apiserver takes to answer a list: reading the page from etcd, decoding
+ * it, encoding it as JSON and compressing it grow with the page, on top of a fixed cost per
+ * request. `bench/api-scale.ts` calibrates it on kube-apiserver 1.26.
+ */
+export interface ListCost {
+  readonly perRequestMs: number;
+  /** Per million bytes of the JSON answer, before compression. */
+  readonly perMegabyteMs: number;
 }
 
 export interface KubeApiServer {
@@ -1157,7 +1172,9 @@ class TestKubeApiServer implements KubeApiServer {
     };
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       record(status);
-      const text = JSON.stringify(body);
+      write(status, JSON.stringify(body), headers);
+    };
+    const write = (status: number, text: string, headers: Record<string, string> = {}): void => {
       // kube-apiserver gzips an answer over 128 KiB for a client that accepts it (APIResponseCompression).
       if (text.length > GZIP_THRESHOLD_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
         res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...headers });
@@ -1188,7 +1205,7 @@ class TestKubeApiServer implements KubeApiServer {
         return;
       }
       if (!rt) throw pathNotFound();
-      await this.resourceRequest(rt, attrs, pathName, method, url, req, res, send, record);
+      await this.resourceRequest(rt, attrs, pathName, method, url, req, res, send, record, write);
     } catch (err) {
       if (err instanceof StatusError) send(err.status.code, err.status);
       else send(500, internalError(err instanceof Error ? err.message : String(err)).status);
@@ -1218,6 +1235,7 @@ class TestKubeApiServer implements KubeApiServer {
     res: ServerResponse,
     send: (status: number, body: unknown) => void,
     record: (status: number) => void,
+    write: (status: number, text: string) => void,
   ): Promise<void> {
     const { verb, namespace, subresource } = attrs;
     if (subresource !== '' && !(subresource === 'status' && rt.hasStatus)) throw pathNotFound();
@@ -1232,7 +1250,13 @@ class TestKubeApiServer implements KubeApiServer {
         this.watch(rt, ns, matches, query, res, record);
         return;
       }
-      send(200, this.listBody(rt, ns, matches, query));
+      const started = performance.now();
+      const text = JSON.stringify(this.listBody(rt, ns, matches, query));
+      const cost = this.options.listCost;
+      // The server's own work counts towards the modelled cost: it only waits for the rest.
+      if (cost !== undefined) await sleep(Math.max(0, cost.perRequestMs + (text.length / 1e6) * cost.perMegabyteMs - (performance.now() - started)));
+      record(200);
+      write(200, text);
       return;
     }
     if (verb === 'get') {
