@@ -5,13 +5,14 @@
  */
 import { Cli, Command, type CommandClass } from 'clipanion';
 import { EXIT } from '../lib/errors.js';
+import { ROLES } from '../lib/model.js';
 import { ClusterCommand, InputCommand, type ExitCodes } from './options.js';
 
 /** What each value-taking flag expects, as the README names it. A new flag needs an entry (test/help.test.ts checks). */
 export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--config': 'FILE',
   '--domain': 'DOMAIN',
-  '--role': 'control-plane|bootstrap',
+  '--role': ROLES.join('|'),
   '--api-lb': 'IP|HOST',
   '--api-int-lb': 'IP|HOST',
   '--ingress-lb': 'IP|HOST',

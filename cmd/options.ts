@@ -31,7 +31,7 @@ export abstract class InputCommand extends LbdnsCommand {
   config = Option.String('--config', { description: 'YAML or JSON file with the same settings' });
   example = Option.Boolean('--example', false, { description: 'Use the built-in example cluster (no cluster, no network)' });
   domain = Option.String('--domain', { description: "The cluster's base domain, e.g. mycluster.example.com" });
-  role = Option.String('--role', { description: 'bootstrap serves api-int only (default control-plane)' });
+  role = Option.String('--role', { description: 'What this node serves: control-plane and worker everything, bootstrap api-int and *.apps, apps-only *.apps (default control-plane)' });
   apiLb = Option.Array('--api-lb', { description: 'The external API load balancer (repeatable)' });
   apiIntLb = Option.Array('--api-int-lb', { description: 'The internal API load balancer (repeatable)' });
   ingressLb = Option.Array('--ingress-lb', { description: 'The ingress load balancer, for *.apps (repeatable)' });

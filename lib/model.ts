@@ -4,17 +4,36 @@
  * Everything here is plain data so the core stays free of I/O.
  */
 
-export type Role = 'control-plane' | 'bootstrap';
-export const ROLES: readonly Role[] = ['control-plane', 'bootstrap'];
+export type Role = 'control-plane' | 'worker' | 'bootstrap' | 'apps-only';
+export const ROLES: readonly Role[] = ['control-plane', 'worker', 'bootstrap', 'apps-only'];
 
 /** The three load balancers the cluster's names point at. */
 export type LbName = 'api' | 'api-int' | 'ingress';
 export const LB_NAMES: readonly LbName[] = ['api', 'api-int', 'ingress'];
 
-/** Which LBs a role serves: the bootstrap node only needs api-int. */
-export const ROLE_LBS: Readonly<Record<Role, readonly LbName[]>> = {
-  'control-plane': LB_NAMES,
-  bootstrap: ['api-int'],
+/** What a node of a role serves, and what it cannot start without. */
+export interface RoleTraits {
+  /** LBs whose names it serves when they have an address. */
+  readonly serves: readonly LbName[];
+  /**
+   * LBs it waits for: api is never required (a private cluster has no external API LB), nor
+   * is `*.apps` on the bootstrap node, where the ingress LB appears only late.
+   */
+  readonly requires: readonly LbName[];
+  /** Node names and the extra names (DNSRecords): every in-cluster client resolves them. */
+  readonly clusterNames: boolean;
+}
+
+/**
+ * The design's roles. Workers serve what control planes serve, since all in-cluster clients
+ * use this DNS; bootstrap serves api-int and `*.apps` (step 10); apps-only is the BYO-DNS
+ * design's CoreDNS for `*.apps` alone (step 9), the admin's DNS answering the rest.
+ */
+export const ROLE_TRAITS: Readonly<Record<Role, RoleTraits>> = {
+  'control-plane': { serves: LB_NAMES, requires: ['api-int', 'ingress'], clusterNames: true },
+  worker: { serves: LB_NAMES, requires: ['api-int', 'ingress'], clusterNames: true },
+  bootstrap: { serves: ['api-int', 'ingress'], requires: ['api-int'], clusterNames: false },
+  'apps-only': { serves: ['ingress'], requires: ['ingress'], clusterNames: false },
 };
 
 export type Platform = 'AWS' | 'GCP' | 'Azure';

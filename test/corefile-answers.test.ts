@@ -228,10 +228,8 @@ bootstrap.before(async (ctx) => {
     await render([
       '--role', 'bootstrap',
       '--domain', BS_D,
-      '--api-lb', '10.0.0.10',
       '--api-int-lb', '10.0.0.20',
       '--ingress-lb', '10.0.1.30',
-      '--node', 'master-0=10.0.0.5',
       '--upstream', '127.0.0.1',
     ]),
   );
@@ -246,12 +244,51 @@ bootstrap('api is what the upstream says, not the LB', async ({ dns }) => {
   assert.equal(await dns.resolve4(`api.${BS_D}`), ['192.0.2.88']);
 });
 
-bootstrap('names under apps and node names are not served', async ({ dns }) => {
-  assert.is(await errorCode(dns.resolve4(`x.apps.${BS_D}`)), 'ENOTFOUND');
-  assert.is(await errorCode(dns.resolve4('master-0')), 'ENOTFOUND');
+bootstrap('names under apps answer the ingress LB once it is known (design step 10)', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`console-openshift-console.apps.${BS_D}`), ['10.0.1.30']);
 });
 
 bootstrap.run();
+
+/* ----------------------------------------------------------------- apps-only (BYO DNS) */
+
+const appsOnly = suite<{ dns: Resolver }>('an apps-only node (the admin\'s DNS serves api and api-int)');
+
+appsOnly.before(async (ctx) => {
+  await setup();
+  upstream.set(`api-int.${BS_D}`, { A: ['192.0.2.89'] });
+  ctx.dns = await serve(await render(['--role', 'apps-only', '--domain', BS_D, '--ingress-lb', '10.0.1.30', '--upstream', '127.0.0.1']));
+});
+appsOnly.after(teardown);
+
+appsOnly('names under apps answer the ingress LB', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`x.apps.${BS_D}`), ['10.0.1.30']);
+});
+
+appsOnly('api and api-int are what the upstream says', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`api.${BS_D}`), ['192.0.2.88']);
+  assert.equal(await dns.resolve4(`api-int.${BS_D}`), ['192.0.2.89']);
+});
+
+appsOnly.run();
+
+/* ----------------------------------------------------------------- a private cluster */
+
+const privateCluster = suite<{ dns: Resolver }>('a private cluster (no external API LB)');
+
+privateCluster.before(async (ctx) => {
+  await setup();
+  ctx.dns = await serve(await render(['--domain', BS_D, '--api-int-lb', '10.0.0.20', '--ingress-lb', '10.0.1.30', '--upstream', '127.0.0.1']));
+});
+privateCluster.after(teardown);
+
+privateCluster('api-int and apps are served, api goes upstream', async ({ dns }) => {
+  assert.equal(await dns.resolve4(`api-int.${BS_D}`), ['10.0.0.20']);
+  assert.equal(await dns.resolve4(`x.apps.${BS_D}`), ['10.0.1.30']);
+  assert.equal(await dns.resolve4(`api.${BS_D}`), ['192.0.2.88']);
+});
+
+privateCluster.run();
 
 /* ----------------------------------------------------------------- the emulation itself */
 

@@ -29,16 +29,15 @@ const repeatFlag = (flag: string, values: readonly string[]): string[] => values
 
 const CASES: Record<string, readonly string[]> = {
   'control-plane.Corefile': [...CONTROL_PLANE_CLUSTER, ...CONTROL_PLANE_UPSTREAMS],
-  // api and ingress LBs and the nodes are given but a bootstrap node serves api-int only.
   'bootstrap.Corefile': [
     '--role', 'bootstrap',
     '--domain', 'c1.example.com',
-    '--api-lb', '10.0.0.10',
     '--api-int-lb', '10.0.0.21', '--api-int-lb', '10.0.0.20',
     '--ingress-lb', '10.0.1.30',
-    '--node', 'master-0=10.0.0.5',
     '--upstream', '10.0.0.2',
   ],
+  'apps-only.Corefile': ['--role', 'apps-only', '--domain', 'c1.example.com', '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2'],
+  'private.Corefile': ['--domain', 'c1.example.com', '--api-int-lb', '10.0.0.20', '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2'],
   'dual-stack.Corefile': [
     '--domain', 'ds.example.com',
     '--api-lb', '2001:db8::10', '--api-lb', '192.0.2.10',

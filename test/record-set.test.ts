@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ValidationError } from '../lib/errors.js';
 import { DEFAULTS, type ClusterSpec, type Endpoint, type NameRecord, type Resolution } from '../lib/model.js';
-import { buildRecordSet, lbRecordName } from '../lib/resolve/record-set.js';
+import { buildRecordSet, lbRecordName, whyNotServed } from '../lib/resolve/record-set.js';
 
 const D = 'c1.example.com';
 const ip = (value: string): Endpoint => ({ kind: 'ip', ip: value });
@@ -213,16 +213,48 @@ test('a node whose name already ends in the domain is not given the domain twice
   assert.is(nodes[0]?.fqdn, `master-2.${D}`);
 });
 
-test('a bootstrap node serves api-int only: no api, no apps, no extra records, no nodes', () => {
+test('a bootstrap node serves api-int and *.apps: no api, no extra records, no nodes', () => {
   const s = spec({
     role: 'bootstrap',
     nodes: [{ name: 'master-0', ips: ['10.0.0.5'] }],
     extraRecords: [{ name: `console.apps.${D}`, targets: [ip('10.0.3.30')], source: 'gateway/x/y' }],
   });
   const { recordSet, empty } = buildRecordSet(s, new Map());
-  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`]);
+  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`, `*.apps.${D}`]);
   assert.equal(recordSet.nodes, []);
   assert.equal(empty, []);
+});
+
+test('a bootstrap node before the ingress LB exists serves api-int, *.apps goes upstream', () => {
+  const s = spec({ role: 'bootstrap', lbs: { api: [], 'api-int': [ip('10.0.0.20')], ingress: [] } });
+  const { recordSet, empty } = buildRecordSet(s, new Map());
+  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`]);
+  assert.equal(empty, [`*.apps.${D}`]);
+});
+
+test('an apps-only node serves *.apps alone: no api, api-int, extra records or nodes', () => {
+  const s = spec({
+    role: 'apps-only',
+    nodes: [{ name: 'master-0', ips: ['10.0.0.5'] }],
+    extraRecords: [{ name: `console.other.${D}`, targets: [ip('10.0.3.30')], source: 'gateway/x/y' }],
+  });
+  const { recordSet } = buildRecordSet(s, new Map());
+  assert.equal(recordSet.names.map((n) => n.name), [`*.apps.${D}`]);
+  assert.equal(recordSet.nodes, []);
+});
+
+test('a worker serves what a control plane serves', () => {
+  const s = { nodes: [{ name: 'master-0', ips: ['10.0.0.5'] }], extraRecords: [{ name: `console.other.${D}`, targets: [ip('10.0.3.30')], source: 'dnsrecord/x/y' }] };
+  const worker = buildRecordSet(spec({ ...s, role: 'worker' }), new Map()).recordSet;
+  const controlPlane = buildRecordSet(spec({ ...s, role: 'control-plane' }), new Map()).recordSet;
+  assert.equal({ ...worker, role: 'control-plane' }, controlPlane);
+});
+
+test('a private cluster: api with no LB is not served, and said to be private', () => {
+  const s = spec({ lbs: { api: [], 'api-int': [ip('10.0.0.20')], ingress: [ip('10.0.1.30')] } });
+  const { recordSet, empty } = buildRecordSet(s, new Map());
+  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`, `*.apps.${D}`]);
+  assert.equal(whyNotServed(s, empty), [{ name: `api.${D}`, reason: 'no external API load balancer (a private cluster has none)' }]);
 });
 
 test('the record set carries the settings the template needs', () => {

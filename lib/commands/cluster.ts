@@ -8,7 +8,7 @@ import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-id
 import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
-import { LB_NAMES, type ClusterSpec, type LbName, type Role } from '../model.js';
+import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type LbName, type Role } from '../model.js';
 import { Monitor, type DesiredState, type MonitorOptions } from '../runtime/monitor.js';
 import { ResolutionCache } from '../resolve/resolution-cache.js';
 import { HostResolver } from '../resolve/host-resolver.js';
@@ -58,7 +58,7 @@ export interface PrepareOptions {
  * waiting would only end in --wait-timeout's "has no address".
  */
 function unsupportedPlatform(platformType: unknown, role: Role): ConfigError {
-  const flags = role === 'bootstrap' ? '--api-int-lb' : '--api-int-lb (and --api-lb)';
+  const flags = ROLE_TRAITS[role].serves.includes('api') ? '--api-int-lb (and --api-lb)' : '--api-int-lb';
   return new ConfigError(
     `infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(platformType ?? null)} is not one whose API LBs lbdns can read from the cluster (AWS, GCP, Azure; BareMetal, VSphere, OpenStack, oVirt, Nutanix), so nothing would give api-int an address; pass ${flags} (or loadBalancers in --config), or name a ConfigMap holding them with --lb-config NAMESPACE/NAME`,
   );
@@ -66,7 +66,7 @@ function unsupportedPlatform(platformType: unknown, role: Role): ConfigError {
 
 /** Local inputs plus what the cluster says about itself (domain, platform), read once. */
 export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger, opts: PrepareOptions = {}): Promise<ClusterContext> {
-  const raw = await loadRawConfig(inputs);
+  const raw = await loadRawConfig(inputs, log);
   opts.check?.(raw);
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
@@ -80,7 +80,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   const lbs = new Set(LB_NAMES.filter((lb) => spec.lbs[lb].length > 0));
   const lbConfig = explicitLbConfig ?? (identity.platform ? defaultLbConfigRef(identity.platform) : undefined);
   const platformType = identity.infrastructure?.status?.platformStatus?.type;
-  if (identity.infrastructure !== undefined && identity.onPrem === undefined && lbConfig === undefined && !lbs.has('api-int')) {
+  if (identity.infrastructure !== undefined && identity.onPrem === undefined && lbConfig === undefined && ROLE_TRAITS[spec.role].serves.includes('api-int') && !lbs.has('api-int')) {
     throw unsupportedPlatform(platformType, spec.role);
   }
   if (identity.onPrem !== undefined) log.info('on-prem platform: api, api-int and *.apps come from the Infrastructure VIPs', { platform: identity.onPrem });

@@ -2,7 +2,7 @@ import { lbResolvers, loadLocalInputs } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { ClusterSpec, RecordSet, Resolution } from '../model.js';
-import { buildRecordSet } from '../resolve/record-set.js';
+import { buildRecordSet, whyNotServed } from '../resolve/record-set.js';
 import { resolveAll } from '../resolve/gather.js';
 import { HostResolver } from '../resolve/host-resolver.js';
 import { requireLbs } from '../inputs/spec.js';
@@ -30,7 +30,9 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
     const { raw, spec } = await loadLocalInputs(inputs, log, opts.upstreams !== false);
     requireLbs(spec);
     const resolutions = await resolveAll(spec, new HostResolver({ servers: lbResolvers(raw, spec) }));
-    return { raw, spec, resolutions, ...buildRecordSet(spec, resolutions), unmanaged: [] };
+    const built = buildRecordSet(spec, resolutions);
+    logNotServed(log, spec, built.empty);
+    return { raw, spec, resolutions, ...built, unmanaged: [] };
   }
   // One --wait-timeout for the whole command, not one for reading the cluster and another for the data.
   const deadline = Date.now() + cluster.waitTimeoutMs;
@@ -38,8 +40,13 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink: async () => undefined });
   try {
     const state = await monitor.whenComplete(Math.max(0, deadline - Date.now()));
+    logNotServed(log, state.spec, state.empty);
     return { raw: ctx.raw, ...state };
   } finally {
     await monitor.stop();
   }
+}
+
+function logNotServed(log: Logger, spec: ClusterSpec, empty: readonly string[]): void {
+  if (empty.length > 0) log.info('not served: their queries go upstream', { notServed: whyNotServed(spec, empty) });
 }

@@ -8,6 +8,7 @@ import type { RecordSet } from '../model.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { DesiredState } from '../runtime/monitor.js';
 import { recordChanges } from '../resolve/record-changes.js';
+import { whyNotServed } from '../resolve/record-set.js';
 import { renderCorefile } from '../render/corefile.js';
 import { loadTemplate } from '../sinks/corefile-output.js';
 import { watchFile } from '../inputs/watch-file.js';
@@ -79,7 +80,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
     if (written) {
       metrics.lastChange.set(Date.now() / 1000);
-      log.info('Corefile written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: state.empty });
+      log.info('Corefile written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: whyNotServed(state.spec, state.empty) });
     }
     lastSet = state.recordSet;
     withheld = state.withheld;

@@ -5,7 +5,8 @@ import { EXAMPLE_CONFIG } from './example.js';
 import type { Logger } from '../runtime/log.js';
 import type { ClusterSpec } from '../model.js';
 import { localAddresses, parseResolvConf, selectUpstreams } from './resolv-conf.js';
-import { specFromConfig, validateUpstreams } from './spec.js';
+import { roleServes, specFromConfig, unusedByRole, validateRole, validateUpstreams } from './spec.js';
+import { ValidationError } from '../errors.js';
 
 export interface LocalInputOptions {
   /** Path of a YAML/JSON config file. */
@@ -37,11 +38,23 @@ async function upstreamsOf(raw: RawConfig, log: Logger): Promise<string[]> {
   return upstreams;
 }
 
-/** Example, then config file, then flags, merged field by field. */
-export async function loadRawConfig(opts: LocalInputOptions): Promise<RawConfig> {
+/**
+ * Example, then config file, then flags, merged field by field. A setting the role serves
+ * nothing from is never dropped without a word: on the command line it can only be a
+ * mistake (an error); in a config file shared by several roles it is expected (a warning).
+ */
+export async function loadRawConfig(opts: LocalInputOptions, log: Logger): Promise<RawConfig> {
   const base = opts.example ? EXAMPLE_CONFIG : {};
   const file = opts.configFile ? await loadConfigFile(opts.configFile) : {};
-  return mergeConfig(mergeConfig(base, file), opts.flags);
+  const raw = mergeConfig(mergeConfig(base, file), opts.flags);
+  const role = validateRole(raw.role ?? 'control-plane');
+  const fromFlags = unusedByRole(role, opts.flags);
+  if (fromFlags.length > 0) {
+    throw new ValidationError(fromFlags.join(', '), undefined, `is not served by role ${role}`, `drop it, or choose the role that serves it: ${role} serves ${roleServes(role)}`);
+  }
+  const fromFile = unusedByRole(role, file);
+  if (fromFile.length > 0) log.warn('the config file sets what this role does not serve; ignored', { role, settings: fromFile, source: opts.configFile });
+  return raw;
 }
 
 /**
@@ -55,7 +68,7 @@ export async function specFromRaw(raw: RawConfig, log: Logger, needsUpstreams = 
 
 /** Config file, example and flags → a validated spec. Reads files; resolves nothing. */
 export async function loadLocalInputs(opts: LocalInputOptions, log: Logger, needsUpstreams = true): Promise<LocalInputs> {
-  const raw = await loadRawConfig(opts);
+  const raw = await loadRawConfig(opts, log);
   return { raw, spec: await specFromRaw(raw, log, needsUpstreams) };
 }
 

@@ -1,6 +1,6 @@
 import type { RawConfig } from './config.js';
 import { ValidationError } from '../errors.js';
-import { DEFAULTS, LIMITS, ROLES, ROLE_LBS, type ClusterSpec, type Endpoint, type LbName, type NodeEntry, type Role } from '../model.js';
+import { DEFAULTS, LIMITS, ROLES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type NodeEntry, type Role } from '../model.js';
 import { sortUniqueIps } from '../grammar/ip.js';
 import {
   assertAtMost,
@@ -73,9 +73,9 @@ export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): Cl
   };
 }
 
-/** Fails naming every LB the role needs that has no endpoint. */
+/** Fails naming every LB the role cannot serve without; api is never one (private clusters have none). */
 export function requireLbs(spec: ClusterSpec): void {
-  const missing = ROLE_LBS[spec.role].filter((name) => spec.lbs[name].length === 0);
+  const missing = ROLE_TRAITS[spec.role].requires.filter((name) => spec.lbs[name].length === 0);
   if (missing.length > 0) {
     throw new ValidationError(
       missing.map((name) => LB_FLAGS[name]).join(', '),
@@ -84,4 +84,22 @@ export function requireLbs(spec: ClusterSpec): void {
       'give an IP or host name for each (or a --config file, or a cluster to read them from)',
     );
   }
+}
+
+const LB_KEYS: Readonly<Record<LbName, 'api' | 'apiInt' | 'ingress'>> = { api: 'api', 'api-int': 'apiInt', ingress: 'ingress' };
+
+/** The settings in `raw` that `role` serves nothing from, named as flags. */
+export function unusedByRole(role: Role, raw: RawConfig): string[] {
+  const traits = ROLE_TRAITS[role];
+  const unused = Object.entries(LB_FLAGS)
+    .filter(([lb]) => !traits.serves.includes(lb as LbName) && raw.loadBalancers?.[LB_KEYS[lb as LbName]] !== undefined)
+    .map(([, flag]) => flag);
+  if (!traits.clusterNames && raw.nodes !== undefined) unused.push('--node');
+  return unused;
+}
+
+/** `api-int, *.apps`: what a role's Corefile answers, for messages. */
+export function roleServes(role: Role): string {
+  const traits = ROLE_TRAITS[role];
+  return [...traits.serves.map((lb) => (lb === 'ingress' ? '*.apps' : lb)), ...(traits.clusterNames ? ['node names', 'DNSRecords'] : [])].join(', ');
 }

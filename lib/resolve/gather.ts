@@ -1,11 +1,11 @@
-import { ROLE_LBS, type ClusterSpec, type Resolution } from '../model.js';
+import { ROLE_TRAITS, type ClusterSpec, type Resolution } from '../model.js';
 import type { HostResolver } from './host-resolver.js';
 
 /** Every hostname the role serves (its LBs, and extra records on control planes), each once, sorted. */
 export function hostnamesOf(spec: ClusterSpec): string[] {
   const names = new Set<string>();
-  const extras = spec.role === 'control-plane' ? spec.extraRecords.flatMap((r) => r.targets) : [];
-  const targets = [...ROLE_LBS[spec.role].flatMap((lb) => spec.lbs[lb]), ...extras];
+  const extras = ROLE_TRAITS[spec.role].clusterNames ? spec.extraRecords.flatMap((r) => r.targets) : [];
+  const targets = [...ROLE_TRAITS[spec.role].serves.flatMap((lb) => spec.lbs[lb]), ...extras];
   for (const t of targets) if (t.kind === 'hostname') names.add(t.hostname);
   return [...names].sort();
 }

@@ -3,7 +3,7 @@ import { splitFamilies } from '../grammar/ip.js';
 import {
   DEFAULTS,
   LIMITS,
-  ROLE_LBS,
+  ROLE_TRAITS,
   type ClusterSpec,
   type Endpoint,
   type LbName,
@@ -79,15 +79,16 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     else targetsByName.set(name, { targets: [...targets], source });
   };
   const withheld: { name: string; reason: string }[] = [];
-  for (const lb of ROLE_LBS[spec.role]) {
+  const traits = ROLE_TRAITS[spec.role];
+  for (const lb of traits.serves) {
     const reason = spec.withheld?.[lb];
     if (reason === undefined) add(lbRecordName(lb, spec.domain), spec.lbs[lb], lb);
     else withheld.push({ name: lbRecordName(lb, spec.domain), reason });
   }
   // An LB name answers with its LB only: the default ingress DNSRecord names *.apps for the
   // router LB lbdns already serves, and one naming anything else must not add to or outlive it.
-  const lbNames = new Set(ROLE_LBS[spec.role].map((lb) => lbRecordName(lb, spec.domain)));
-  if (spec.role === 'control-plane') for (const extra of spec.extraRecords) if (!lbNames.has(extra.name)) add(extra.name, extra.targets, extra.source);
+  const lbNames = new Set(traits.serves.map((lb) => lbRecordName(lb, spec.domain)));
+  if (traits.clusterNames) for (const extra of spec.extraRecords) if (!lbNames.has(extra.name)) add(extra.name, extra.targets, extra.source);
 
   const names: NameRecord[] = [];
   const empty: string[] = [];
@@ -114,9 +115,9 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   }
   names.sort(specificityOrder);
 
-  const nodesReason = spec.role === 'control-plane' ? spec.withheld?.nodes : undefined;
+  const nodesReason = traits.clusterNames ? spec.withheld?.nodes : undefined;
   if (nodesReason !== undefined) withheld.push({ name: 'node names', reason: nodesReason });
-  const nodes: NodeRecord[] = spec.role === 'control-plane' && nodesReason === undefined
+  const nodes: NodeRecord[] = traits.clusterNames && nodesReason === undefined
     ? spec.nodes.map((node) => ({
         name: node.name,
         fqdn: node.name.endsWith(`.${spec.domain}`) ? node.name : `${node.name}.${spec.domain}`,
@@ -141,4 +142,17 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     held,
     withheld,
   };
+}
+
+/**
+ * Why each name of `empty` goes unserved (so its queries go upstream). An api LB that nothing
+ * names is a private cluster's normal state, and said so rather than taken for a fault.
+ */
+export function whyNotServed(spec: ClusterSpec, empty: readonly string[]): { readonly name: string; readonly reason: string }[] {
+  return empty.map((name) => {
+    const lb = ROLE_TRAITS[spec.role].serves.find((l) => lbRecordName(l, spec.domain) === name);
+    if (lb === 'api' && spec.lbs.api.length === 0) return { name, reason: 'no external API load balancer (a private cluster has none)' };
+    if (lb !== undefined && spec.lbs[lb].length === 0) return { name, reason: 'no load balancer known yet' };
+    return { name, reason: 'its host names have no resolved address yet' };
+  });
 }

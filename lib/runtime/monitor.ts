@@ -3,7 +3,7 @@ import type { ClusterSources } from '../sources/cluster-sources.js';
 import { KubeAccessError, MissingDataError, type ResolveError } from '../errors.js';
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
-import { ROLE_LBS, type ClusterSpec, type LbName, type RecordSet, type Resolution } from '../model.js';
+import { ROLE_TRAITS, type ClusterSpec, type LbName, type RecordSet, type Resolution } from '../model.js';
 import { buildRecordSet, lbRecordName } from '../resolve/record-set.js';
 
 /** The hostname side: last known good answers, kept fresh by TTL. */
@@ -60,10 +60,9 @@ export class MonitorStopped extends Error {
 const DEBOUNCE_MS = 10;
 const MAX_WAIT_MS = 250;
 
-/** Names a role cannot work without: api-int everywhere, the ingress wildcard on control planes. */
+/** Names a role cannot work without (ROLE_TRAITS), unless the cluster leaves them to other DNS servers. */
 export function requiredNames(spec: ClusterSpec): string[] {
-  const required: LbName[] = spec.role === 'bootstrap' ? ['api-int'] : ['api-int', 'ingress'];
-  return required.filter((lb) => ROLE_LBS[spec.role].includes(lb) && spec.withheld?.[lb] === undefined).map((lb) => lbRecordName(lb, spec.domain));
+  return ROLE_TRAITS[spec.role].requires.filter((lb) => spec.withheld?.[lb] === undefined).map((lb) => lbRecordName(lb, spec.domain));
 }
 
 /**

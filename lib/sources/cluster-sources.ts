@@ -5,7 +5,7 @@ import { watchCollection, type WatchedCollection } from '../kube/informer.js';
 import { listJson } from '../kube/list-json.js';
 import type { Selection } from '../kube/json-select.js';
 import type { Logger } from '../runtime/log.js';
-import type { LbName, Role } from '../model.js';
+import { ROLE_TRAITS, type LbName, type Role } from '../model.js';
 import { dnsRecordsContribution, type DNSRecord } from './dnsrecords.js';
 import { infrastructureContribution, type Infrastructure } from './infra-lbs.js';
 import { lbConfigContribution } from './lb-config.js';
@@ -110,12 +110,13 @@ const byName = (name: string) => `metadata.name=${name}`;
 const NODE_PAGE_SIZE = 100;
 
 function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
-  const needs = (...lbs: LbName[]) => lbs.some((lb) => opts.wanted.has(lb) && !opts.localSays.lbs.has(lb));
   const corefile = opts.purpose === 'corefile';
-  const cp = opts.role === 'control-plane';
+  const traits = ROLE_TRAITS[opts.role];
+  const served = (lb: LbName) => !corefile || traits.serves.includes(lb);
+  const needs = (...lbs: LbName[]) => lbs.some((lb) => served(lb) && opts.wanted.has(lb) && !opts.localSays.lbs.has(lb));
   const specs: SourceSpec[] = [];
 
-  if ((cp || !corefile) && needs('ingress') && !opts.onPrem) {
+  if (needs('ingress') && !opts.onPrem) {
     const { namespace, name } = opts.ingressService;
     specs.push({
       name: `service ${namespace}/${name}`,
@@ -147,7 +148,7 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
       },
     });
   }
-  if (corefile && cp) {
+  if (corefile && traits.clusterNames) {
     specs.push({
       name: `dnsrecords in ${DNSRECORD_NAMESPACE}`,
       what: `list dnsrecords.ingress.operator.openshift.io in ${DNSRECORD_NAMESPACE}`,
@@ -155,7 +156,7 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
       extract: (items, warn) => dnsRecordsContribution(items as DNSRecord[], warn, opts.domain),
     });
   }
-  if (corefile && cp && !opts.localSays.nodes) {
+  if (corefile && traits.clusterNames && !opts.localSays.nodes) {
     specs.push({
       name: 'nodes',
       what: 'list nodes',
