@@ -36,6 +36,7 @@ import { logLines, runLbdns } from './support/run-cli.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NEW_INGRESS_IP = '10.0.1.99';
 const NEW_API_IP = '10.0.0.99';
+const REFUSED_RECORD = { resource: 'dnsrecords', namespace: 'openshift-ingress-operator', name: 'tenant-outside' } as const;
 
 const manifests = loadManifests();
 const pods = workloads(manifests);
@@ -77,6 +78,20 @@ async function mountedArgs(ref: ContainerRef, root: string): Promise<string[]> {
   });
 }
 
+/** The container's environment as the kubelet sets it for a static pod's mirror on `node`: downward-API fields resolved. */
+function downwardEnv(ref: ContainerRef, node: string): Record<string, string> {
+  const meta = ref.workload.manifest.object.metadata ?? {};
+  const fields: Record<string, string> = { 'metadata.name': `${meta.name ?? ''}-${node}`, 'metadata.namespace': meta.namespace ?? '', 'spec.nodeName': node };
+  return Object.fromEntries(
+    (ref.container.env ?? []).map((e) => {
+      const path = e.valueFrom?.fieldRef?.fieldPath;
+      const value = path === undefined ? e.value : fields[path];
+      if (value === undefined) throw new Error(`${ref.container.name}: env ${e.name} comes from ${path ?? 'nowhere'}, which this test does not resolve`);
+      return [e.name, value];
+    }),
+  );
+}
+
 /** Puts the files a node would have where the args read them: the kubeconfig, and a resolv.conf. */
 async function provideFiles(args: readonly string[], kubeconfig: string): Promise<void> {
   const command = buildCli(args).process([...args]);
@@ -102,6 +117,8 @@ async function seededCluster(rules: readonly GrantedRule[], user: string): Promi
   cluster.server.create({ apiVersion: infra.apiVersion, kind: infra.kind, metadata: { name: 'cluster' }, spec: infra.spec, status });
   cluster.server.create({ apiVersion: 'config.openshift.io/v1', kind: 'DNS', metadata: { name: 'cluster' }, spec: { baseDomain: DOMAIN } });
   cluster.server.create(dnsRecord('default-wildcard-extra', { dnsName: `*.extra.${DOMAIN}.`, targets: ['10.0.4.40'] }));
+  // A tenant's record for a name outside the cluster: refused, and reported as an Event.
+  cluster.server.create(dnsRecord(REFUSED_RECORD.name, { dnsName: 'www.example.org.', targets: ['10.0.4.41'] }));
   return cluster;
 }
 
@@ -244,10 +261,14 @@ StaticPods.before(capture(staticSetup, async () => {
     const corefile = monitorArgs.find((a) => a.startsWith('--out='))?.slice('--out='.length);
     assert.ok(corefile, 'the monitor writes --out=FILE');
     const before = cluster.server.requests.length;
-    const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH });
+    const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH, ...downwardEnv(refIn(controlPlane, false), 'master-0') });
     const code = await exercise(monitor, {
-      ready: () => readyzOk(monitor.logs()),
-      change: () => cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: NEW_INGRESS_IP }] } }),
+      ready: async () => (await readyzOk(monitor.logs())) && cluster.server.list('events', 'openshift-lbdns').length > 0,
+      change: () => {
+        cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: NEW_INGRESS_IP }] } });
+        // Seen again: its Event's count is patched.
+        cluster.server.mergePatch(REFUSED_RECORD, { metadata: { labels: { touched: 'yes' } } });
+      },
       followed: async () => (await readFile(corefile, 'utf8')).includes(NEW_INGRESS_IP),
     });
     staticOutcomes.push({ label: 'control-plane monitor watch-lb-status', code, stderr: monitor.stderr(), requests: cluster.server.requests.slice(before) });
@@ -290,9 +311,10 @@ StaticPods('every grant to system:nodes is used by some call: nothing beyond wha
   assertEveryGrantUsed(staticOutcomes, nodeRules);
 });
 
-StaticPods('the grants to system:nodes only read', () => {
+StaticPods('the grants to system:nodes only read, but for creating Events and patching their count', () => {
   for (const rule of nodeRules) {
-    for (const verb of rule.verbs) assert.ok(['get', 'list', 'watch'].includes(verb), `${rule.origin}: ${verb}`);
+    const events = rule.apiGroups?.length === 1 && rule.apiGroups[0] === '' && rule.resources?.length === 1 && rule.resources[0] === 'events';
+    for (const verb of rule.verbs) assert.ok((events ? ['create', 'patch'] : ['get', 'list', 'watch']).includes(verb), `${rule.origin}: ${verb}`);
   }
 });
 

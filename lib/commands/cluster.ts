@@ -8,6 +8,7 @@ import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-id
 import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
+import { EVENT_REASONS, NO_EVENTS, type EventSink } from '../runtime/events.js';
 import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type LbName, type Role } from '../model.js';
 import { Monitor, type DesiredState, type MonitorOptions } from '../runtime/monitor.js';
 import { ResolutionCache } from '../resolve/resolution-cache.js';
@@ -98,6 +99,7 @@ export interface PipelineOptions {
   readonly check?: MonitorOptions['check'];
   readonly log: Logger;
   readonly metrics?: Metrics;
+  readonly events?: EventSink;
   readonly dnsServers: readonly string[] | undefined;
   /**
    * Shortest time between two resolutions of an LB hostname, whatever its TTL says; default
@@ -107,9 +109,23 @@ export interface PipelineOptions {
   readonly sink: (state: DesiredState) => Promise<void>;
 }
 
+/**
+ * Why a source warning refused a DNS name an object asked for, as a metric label; undefined
+ * when it refused other data. Names are the fields ending in dnsName or hostname(s).
+ */
+function nameRefusal(fields: Readonly<Record<string, unknown>>): string | undefined {
+  const where = typeof fields.where === 'string' ? fields.where : '';
+  if (!/(dnsName|hostnames?)(\[\d+\])?$/.test(where)) return undefined;
+  const reason = typeof fields.reason === 'string' ? fields.reason : '';
+  if (reason.includes('outside')) return 'outside_domain';
+  if (reason.includes('API names')) return 'api_name';
+  return 'invalid';
+}
+
 /** Sources → resolutions → monitor, wired; the caller decides the sink and when to stop. */
 export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions): Promise<Monitor> {
   const { log, metrics } = opts;
+  const events = opts.events ?? NO_EVENTS;
   let monitor: Monitor | undefined;
   const schedule = () => monitor?.schedule();
   const resolver = new HostResolver({ servers: opts.dnsServers });
@@ -122,6 +138,11 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     },
     onFailure: (hostname, error, keptLastGood, retryInSeconds) => {
       metrics?.resolveFailures.inc({ reason: error.reason });
+      events.emit({
+        type: 'Warning',
+        reason: EVENT_REASONS.hostUnresolvable,
+        message: `LB host name ${hostname} does not resolve (${error.reason}); ${keptLastGood ? 'serving its last known good addresses' : 'its LB has no address from it'}`,
+      });
       log.warn(keptLastGood ? 'resolving an LB hostname failed; serving its last known good addresses' : 'resolving an LB hostname failed', { hostname, reason: error.reason, error: error.message, retryInSeconds });
     },
   });
@@ -137,11 +158,21 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     localSays: ctx.localSays,
     log,
     onChange: schedule,
-    onRestart: (source) => {
+    onWarning: (warning) => {
+      const refusal = nameRefusal(warning.fields);
+      if (warning.fresh) {
+        if (refusal) metrics?.namesRefused.inc({ source: warning.source.split(' ')[0] ?? warning.source, reason: refusal });
+        else metrics?.sourceDataIgnored.inc({ source: warning.source });
+      }
+      events.emit({ type: 'Warning', reason: refusal ? EVENT_REASONS.nameRefused : EVENT_REASONS.sourceIgnored, message: `${warning.source}: ${warning.msg}` });
+    },
+    onRestart: (source, error) => {
       metrics?.watchRestarts.inc({ source });
+      events.emit({ type: 'Warning', reason: EVENT_REASONS.watchFailed, message: `watching ${source} failed; retrying with the data kept: ${error.message}` });
       monitor?.sourceFailed();
     },
   });
+  if (metrics) metrics.unresolvable = () => resolutions.failing();
   monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;

@@ -93,7 +93,9 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
       published = true;
       publishRetry.succeeded();
       metrics.ready.set(1);
+      metrics.infraStatusInSync.set(1);
     } catch (err) {
+      metrics.infraStatusInSync.set(0);
       log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: publishRetry.failed() });
     }
   };

@@ -4,6 +4,7 @@ import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
 import { createMetrics } from '../runtime/metrics.js';
+import { podEventSink } from '../runtime/events.js';
 import type { RecordSet } from '../model.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { DesiredState } from '../runtime/monitor.js';
@@ -48,6 +49,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   }
   const out = requireOut(ctx.raw);
   const template = await loadTemplate(ctx.raw.template);
+  const events = podEventSink(ctx.kc, log);
 
   let lastSet: RecordSet | undefined;
   let withheld: DesiredState['withheld'] = [];
@@ -61,6 +63,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       text = renderCorefile(state.recordSet, template.text, template.source);
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });
+      metrics.corefileOutOfDate.set(1);
       log.error('render failed; the Corefile on disk is kept', { error: (err as Error).message });
       return;
     }
@@ -73,10 +76,12 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       ({ written } = await writeFileAtomic(out, text));
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });
+      metrics.corefileOutOfDate.set(1);
       log.error('writing the Corefile failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
       return;
     }
     writeRetry.succeeded();
+    metrics.corefileOutOfDate.set(0);
     metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
     if (written) {
       metrics.lastChange.set(Date.now() / 1000);
@@ -88,7 +93,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     metrics.ready.set(1);
   };
 
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, dnsServers: lbResolvers(ctx.raw, ctx.spec), minRefreshSeconds: opts.minRefreshSeconds, sink });
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), minRefreshSeconds: opts.minRefreshSeconds, sink });
   const withheldLines = () => withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`);
   const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet', withheldLines);
   opts.onListening?.(health.address);
@@ -122,6 +127,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   writeRetry.cancel();
   resolvWatch?.close();
   await Promise.all([monitor.stop(), health.close()]);
+  await events.close();
   if (typeof ending !== 'string') throw ending;
   return EXIT.ok;
 }

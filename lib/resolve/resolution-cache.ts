@@ -165,6 +165,11 @@ export class ResolutionCache {
     }
   }
 
+  /** Current hostnames whose latest attempt failed, and whether an earlier answer is still served. */
+  failing(): { readonly hostname: string; readonly keptLastGood: boolean }[] {
+    return [...this.entries.values()].filter((entry) => entry.lastError).map((entry) => ({ hostname: entry.hostname, keptLastGood: entry.last !== undefined }));
+  }
+
   /** Current hostnames that never resolved, with the error of their latest attempt. */
   pending(): ReadonlyMap<string, ResolveError> {
     const out = new Map<string, ResolveError>();

@@ -9,6 +9,16 @@ export interface Metrics {
   readonly watchRestarts: Counter<'source'>;
   readonly recordsServed: Gauge<'kind'>;
   readonly ready: Gauge;
+  /** Names an object asked for and lbdns refused, counted when the refusal first appears; `source` is the object kind (dnsrecords, gateways…). */
+  readonly namesRefused: Counter<'source' | 'reason'>;
+  /** Other data refused from cluster objects, counted when it first appears. */
+  readonly sourceDataIgnored: Counter<'source'>;
+  /** 1 while the Corefile on disk is not the one the sources call for (render or write failing). */
+  readonly corefileOutOfDate: Gauge;
+  /** LB host names whose latest lookup failed, by what is served meanwhile; read at scrape time. */
+  unresolvable: () => readonly { readonly keptLastGood: boolean }[];
+  /** 1 while the Infrastructure status holds what lbdns last computed, 0 while publishing it fails. */
+  readonly infraStatusInSync: Gauge;
 }
 
 export async function createMetrics(): Promise<Metrics> {
@@ -18,7 +28,7 @@ export async function createMetrics(): Promise<Metrics> {
   // 100 times a second, three quarters of an idle monitor's CPU time. Once a second is plenty.
   prom.collectDefaultMetrics({ register: registry, prefix: 'lbdns_', eventLoopMonitoringPrecision: 1000 });
   const opts = { registers: [registry] };
-  return {
+  const metrics: Metrics = {
     registry,
     renders: new prom.Counter({ name: 'lbdns_renders_total', help: 'Corefile renders by result: written, unchanged, failed', labelNames: ['result'], ...opts }),
     lastChange: new prom.Gauge({ name: 'lbdns_last_change_timestamp_seconds', help: 'When the Corefile on disk last changed (Unix time)', ...opts }),
@@ -26,5 +36,23 @@ export async function createMetrics(): Promise<Metrics> {
     watchRestarts: new prom.Counter({ name: 'lbdns_watch_restarts_total', help: 'API watches restarted after a failure, by source', labelNames: ['source'], ...opts }),
     recordsServed: new prom.Gauge({ name: 'lbdns_records_served', help: 'Addresses served by kind: lb (api, api-int, apps, extra names) and node', labelNames: ['kind'], ...opts }),
     ready: new prom.Gauge({ name: 'lbdns_ready', help: '1 once the first complete Corefile was rendered', ...opts }),
+    namesRefused: new prom.Counter({ name: 'lbdns_names_refused_total', help: 'DNS names cluster objects asked for that lbdns refused to serve, counted when each refusal first appears, by object kind and reason', labelNames: ['source', 'reason'], ...opts }),
+    sourceDataIgnored: new prom.Counter({ name: 'lbdns_source_data_ignored_total', help: 'Other data from cluster objects that lbdns refused, counted when each first appears, by source', labelNames: ['source'], ...opts }),
+    corefileOutOfDate: new prom.Gauge({ name: 'lbdns_corefile_out_of_date', help: '1 while the Corefile on disk is not the one the sources call for (render or write failing)', ...opts }),
+    unresolvable: () => [],
+    infraStatusInSync: new prom.Gauge({ name: 'lbdns_infrastructure_status_in_sync', help: '1 while the Infrastructure status holds the LB IPs lbdns computed, 0 while publishing them fails', ...opts }),
   };
+  new prom.Gauge({
+    name: 'lbdns_lb_hostnames_unresolvable',
+    help: 'LB host names whose latest lookup failed, by what is served meanwhile: last_known_good addresses or nothing',
+    labelNames: ['serving'],
+    registers: [registry],
+    collect() {
+      const failing = metrics.unresolvable();
+      const kept = failing.filter((f) => f.keptLastGood).length;
+      this.set({ serving: 'last_known_good' }, kept);
+      this.set({ serving: 'nothing' }, failing.length - kept);
+    },
+  });
+  return metrics;
 }

@@ -59,6 +59,18 @@ export interface ClusterSourceOptions {
   readonly log: Logger;
   readonly onChange: () => void;
   readonly onRestart?: (source: string, error: KubeError) => void;
+  /**
+   * Every warning of every computation of a source's contribution (`fresh` when the previous
+   * computation did not have it): data refused from an object, for Events and metrics.
+   */
+  readonly onWarning?: (warning: SourceWarning) => void;
+}
+
+export interface SourceWarning {
+  readonly source: string;
+  readonly msg: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+  readonly fresh: boolean;
 }
 
 interface Source {
@@ -70,13 +82,15 @@ interface Source {
  * A warning is logged when it first appears, not on every event that recomputes the same
  * contribution: a malformed Service status would otherwise be logged on each Node update.
  */
-function dedupedWarn(log: Logger, source: string): { warn: Warn; flush(): void } {
+function dedupedWarn(log: Logger, source: string, onWarning: ClusterSourceOptions['onWarning']): { warn: Warn; flush(): void } {
   let previous = new Set<string>();
   let current = new Set<string>();
   return {
     warn: (msg, fields) => {
       current.add(msg);
-      if (!previous.has(msg)) log.warn(msg, { source, ...fields });
+      const fresh = !previous.has(msg);
+      if (fresh) log.warn(msg, { source, ...fields });
+      onWarning?.({ source, msg, fields, fresh });
     },
     flush: () => {
       previous = current;
@@ -176,7 +190,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
   let started: Source[] = [];
   const sources = await Promise.all(
     specs.map(async (spec): Promise<Source> => {
-      const warnings = dedupedWarn(opts.log, spec.name);
+      const warnings = dedupedWarn(opts.log, spec.name, opts.onWarning);
       const contribution: { current: SourceContribution } = { current: {} };
       const collection = await watchCollection<KubernetesObject>({
         kc: opts.kc,

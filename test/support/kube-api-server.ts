@@ -77,6 +77,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   resourceType('v1', 'services', 'Service', { namespaced: true, hasStatus: true, generation: true, deleteReturnsObject: true }),
   resourceType('v1', 'configmaps', 'ConfigMap', { namespaced: true }),
   resourceType('v1', 'nodes', 'Node', { hasStatus: true, statusOnCreate: true }),
+  resourceType('v1', 'events', 'Event', { namespaced: true }),
   resourceType('config.openshift.io/v1', 'infrastructures', 'Infrastructure', { hasStatus: true }),
   resourceType('config.openshift.io/v1', 'dnses', 'DNS', { hasStatus: true }),
   resourceType('ingress.operator.openshift.io/v1', 'dnsrecords', 'DNSRecord', { namespaced: true, hasStatus: true }),

@@ -39,6 +39,7 @@ export interface Container {
   readonly image?: string;
   readonly command?: readonly string[];
   readonly args?: readonly string[];
+  readonly env?: readonly { readonly name: string; readonly value?: string; readonly valueFrom?: { readonly fieldRef?: { readonly fieldPath: string } } }[];
   readonly volumeMounts?: readonly VolumeMount[];
   readonly livenessProbe?: HttpProbe;
   readonly readinessProbe?: HttpProbe;
