@@ -6,6 +6,7 @@
  */
 import { apiScale } from './api-scale.js';
 import { coldStart } from './cold-start.js';
+import { largeDiff } from './diff.js';
 import { drift } from './drift.js';
 import { idle } from './idle.js';
 import { memory } from './memory.js';
@@ -14,7 +15,7 @@ import { scale } from './scale.js';
 import { closeHttpAgent, machine, progress, type Bench, type BenchResult } from './support.js';
 
 // Scale runs in this process: before memory, whose 5,000 large Nodes would leave this heap big and its GC slower.
-const BENCHES: readonly Bench[] = [coldStart, scale, propagation, drift, idle, memory, apiScale];
+const BENCHES: readonly Bench[] = [coldStart, largeDiff, scale, propagation, drift, idle, memory, apiScale];
 
 function table(result: BenchResult): string {
   const rows = result.figures.map((f) => `| ${f.name} | ${f.value} | ${f.target ?? ''} | ${f.met === undefined ? '' : f.met ? 'met' : '**missed**'} |`);

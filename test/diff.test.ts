@@ -117,4 +117,15 @@ test('a Corefile edited by hand, compared with the rendered one', () => {
   assertLikeGnu(edited, rendered);
 });
 
+test('a 20,000-line Corefile against a missing file: every line added, in one hunk, within 2 s', () => {
+  const text = lines(20_000, (i) => `        10.${i >> 16}.${(i >> 8) & 255}.${i & 255} node-${i} node-${i}.c1.example.com`);
+  const started = performance.now();
+  const d = unifiedDiff('', text, 'old', 'new');
+  const elapsed = performance.now() - started;
+  const body = d.split('\n');
+  assert.is(body[2], '@@ -0,0 +1,20000 @@');
+  assert.is(body.filter((l) => l.startsWith('+')).length, 20_001);
+  assert.ok(elapsed < 2000, `took ${elapsed.toFixed(0)} ms`);
+});
+
 test.run();

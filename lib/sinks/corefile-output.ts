@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic-write.js';
-import { unifiedDiff } from '../render/diff.js';
 import { ConfigError } from '../errors.js';
 import { builtinTemplate } from '../render/templates.js';
 
@@ -29,6 +28,8 @@ export async function emitCorefile(text: string, out: string | undefined, diff: 
       if (err.code === 'ENOENT') return '';
       throw new ConfigError(`--out ${out}: cannot read it for --diff (${err.code ?? String(err)})`);
     });
+    // Loaded here: only --diff needs the diff package.
+    const { unifiedDiff } = await import('../render/diff.js');
     const d = unifiedDiff(current, text, out, `${out} (rendered)`);
     stdout.write(d);
     return { kind: 'diff', diff: d };
