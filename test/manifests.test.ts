@@ -279,6 +279,7 @@ const MANIFEST_KINDS = [
   resourceType('rbac.authorization.k8s.io/v1', 'clusterrolebindings', 'ClusterRoleBinding', { custom: false }),
   resourceType('rbac.authorization.k8s.io/v1', 'roles', 'Role', { namespaced: true, custom: false }),
   resourceType('rbac.authorization.k8s.io/v1', 'rolebindings', 'RoleBinding', { namespaced: true, custom: false }),
+  resourceType('apiextensions.k8s.io/v1', 'customresourcedefinitions', 'CustomResourceDefinition', { hasStatus: true, custom: false }),
 ];
 
 test('kubectl apply --dry-run=client accepts every manifest (where kubectl exists)', async () => {

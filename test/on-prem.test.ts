@@ -1,53 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { node, readAnswers, startMonitor, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
+import { readAnswers, startMonitor, until, UPSTREAM } from './support/cluster-fixture.js';
 import { withDnsServer } from './support/dns-server.js';
-import { crdValidators, INFRASTRUCTURE_CRDS } from './support/crd-validators.js';
-import { startKubeApiServer } from './support/kube-api-server.js';
+import { API_VIP, CRDS, DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 import { logLines, runLbdns } from './support/run-cli.js';
-import { ON_PREM_PLATFORMS, onPremStatusKey } from '../lib/sources/on-prem-vips.js';
-import type { OnPremPlatform } from '../lib/model.js';
-
-const DOMAIN = 'metal.example.com';
-const API_VIP = '192.168.111.5';
-const INGRESS_VIP = '192.168.111.4';
-const CRDS = Object.keys(INFRASTRUCTURE_CRDS) as (keyof typeof INFRASTRUCTURE_CRDS)[];
-
-type OnPrem = ClusterFixture;
-
-async function withOnPrem(
-  opts: { platform?: OnPremPlatform; crd?: keyof typeof INFRASTRUCTURE_CRDS; status?: Record<string, unknown> },
-  body: (c: OnPrem) => Promise<void>,
-): Promise<void> {
-  const platform = opts.platform ?? 'BareMetal';
-  const server = await startKubeApiServer({ validators: crdValidators({ infrastructure: opts.crd ?? 'main' }) });
-  const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
-  try {
-    server.create({
-      apiVersion: 'config.openshift.io/v1',
-      kind: 'Infrastructure',
-      metadata: { name: 'cluster' },
-      spec: { platformSpec: { type: platform } },
-      status: {
-        platform,
-        apiServerInternalURI: `https://api-int.${DOMAIN}:6443`,
-        platformStatus: { type: platform, [onPremStatusKey(platform)]: opts.status ?? { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP] } },
-      },
-    });
-    server.create(node('master-0', ['192.168.111.20']));
-    const close = async () => {
-      await server.close();
-      await rm(dir, { recursive: true, force: true });
-    };
-    await body({ server, dir, kubeconfig: await server.writeKubeconfig(dir), out: join(dir, 'Corefile'), close });
-  } finally {
-    await server.close();
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+import { ON_PREM_PLATFORMS } from '../lib/sources/on-prem-vips.js';
 
 for (const crd of CRDS) {
   for (const platform of ON_PREM_PLATFORMS) {

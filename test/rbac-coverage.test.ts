@@ -15,6 +15,7 @@ import { buildCli } from '../cmd/cli.js';
 import { ClusterCommand } from '../cmd/options.js';
 import { API_IP, dnsRecord, DOMAIN, LB_CONFIG, ROUTER, startCluster, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
 import { crdValidators } from './support/crd-validators.js';
+import { HNS, hostedNetServices, startOnPrem } from './support/on-prem-fixture.js';
 import { rulesAllow, type RecordedRequest } from './support/kube-api-server.js';
 import {
   allRules,
@@ -286,6 +287,29 @@ StaticPods.before(capture(staticSetup, async () => {
   } finally {
     await bootCluster.close();
   }
+
+  // On-prem, the same pod also reads the HostedNetServices switches.
+  const onPrem = await startOnPrem({ switches: true, server: { rules: nodeRules, user: 'system:node:master-0' } });
+  try {
+    onPrem.server.create(hostedNetServices({}));
+    const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-onprem-'));
+    tempDirs.push(node);
+    const init = await mountedArgs(refIn(controlPlane, true), node);
+    await provideFiles(init, onPrem.kubeconfig);
+    staticOutcomes.push(await runOnce('on-prem control-plane initContainer render-corefile', onPrem, init));
+    const monitorArgs = await mountedArgs(refIn(controlPlane, false), node);
+    const corefile = monitorArgs.find((a) => a.startsWith('--out='))?.slice('--out='.length) ?? '';
+    const before = onPrem.server.requests.length;
+    const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH });
+    const code = await exercise(monitor, {
+      ready: () => readyzOk(monitor.logs()),
+      change: () => onPrem.server.mergePatch(HNS, { spec: { dns: { appsResolution: 'Disabled' } } }),
+      followed: async () => !(await readFile(corefile, 'utf8')).includes('*.apps.'),
+    });
+    staticOutcomes.push({ label: 'on-prem control-plane monitor watch-lb-status', code, stderr: monitor.stderr(), requests: onPrem.server.requests.slice(before) });
+  } finally {
+    await onPrem.close();
+  }
 }));
 
 StaticPods.after(async () => {
@@ -296,7 +320,14 @@ StaticPods('every command the static pods run, and display, succeeds without one
   setupSucceeded(staticSetup);
   assert.equal(
     staticOutcomes.map((o) => o.label),
-    ['control-plane initContainer render-corefile', 'display with the kubelet kubeconfig', 'control-plane monitor watch-lb-status', 'bootstrap initContainer render-corefile'],
+    [
+      'control-plane initContainer render-corefile',
+      'display with the kubelet kubeconfig',
+      'control-plane monitor watch-lb-status',
+      'bootstrap initContainer render-corefile',
+      'on-prem control-plane initContainer render-corefile',
+      'on-prem control-plane monitor watch-lb-status',
+    ],
   );
   assertNoRefusal(staticOutcomes);
 });

@@ -155,6 +155,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     ingressService: ctx.ingressService,
     lbConfig: ctx.lbConfig,
     onPrem: ctx.identity.onPrem !== undefined,
+    switches: ctx.identity.switches,
     localSays: ctx.localSays,
     log,
     onChange: schedule,

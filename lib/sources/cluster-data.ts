@@ -13,6 +13,8 @@ export interface SourceContribution {
   readonly nodes?: readonly NodeEntry[];
   /** What the cluster says not to serve, and why. */
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
+  /** The address api-int should move to (HostedNetServices), served once verified. */
+  readonly apiIntAddress?: string;
 }
 
 /** Everything the cluster says, merged from all sources. */
@@ -22,6 +24,8 @@ export interface ClusterData {
   readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
   readonly nodes: readonly NodeEntry[] | undefined;
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
+  /** See SourceContribution.apiIntAddress. */
+  readonly apiIntAddress?: string;
 }
 
 function uniqueEndpoints(endpoints: readonly Endpoint[]): Endpoint[] {
@@ -42,6 +46,7 @@ export function mergeContributions(contributions: readonly SourceContribution[])
     unmanaged: contributions.flatMap((c) => c.unmanaged ?? []),
     nodes: withNodes.length === 0 ? undefined : withNodes.flatMap((c) => c.nodes ?? []),
     withheld: Object.assign({}, ...contributions.map((c) => c.withheld ?? {})) as Partial<Record<Servable, string>>,
+    ...Object.fromEntries(contributions.filter((c) => c.apiIntAddress !== undefined).slice(0, 1).map((c) => ['apiIntAddress', c.apiIntAddress])),
   };
 }
 

@@ -8,12 +8,16 @@ import { domainFrom, type DnsConfig } from './cluster-identity.js';
 import { platformOf, type Infrastructure } from './infra-lbs.js';
 import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
 import { kubeModule } from '../kube/client.js';
+import { listJson } from '../kube/list-json.js';
+import { HOSTED_NET_SERVICES } from './hosted-net-services.js';
 
 export interface ClusterIdentity {
   readonly infrastructure: Infrastructure | undefined;
   readonly platform: Platform | undefined;
   /** Set on bare metal, vSphere, OpenStack, oVirt and Nutanix: the VIPs come from the Infrastructure. */
   readonly onPrem: OnPremPlatform | undefined;
+  /** On-prem, the HostedNetServices CRD is installed: its `cluster` object switches what is served. */
+  readonly switches: boolean;
   readonly domain: string | undefined;
 }
 
@@ -23,32 +27,49 @@ export interface ClusterIdentity {
  * domain. Transient failures are retried until `deadline`; 401/403 fail at once, since
  * waiting will not grant an RBAC rule.
  */
+/** `read`, retried until `deadline`; a 404 is undefined, 401/403 fail at once. */
+async function retried<T>(read: () => Promise<T>, what: string, log: Logger, deadline: number): Promise<T | undefined> {
+  return pRetry(
+    async () => {
+      try {
+        return await read();
+      } catch (err) {
+        if (httpStatusOf(err) === 404) return undefined;
+        const error = kubeErrorFrom(err, what);
+        if (error instanceof KubeAccessError || Date.now() >= deadline) throw new AbortError(error);
+        throw error;
+      }
+    },
+    {
+      retries: Number.MAX_SAFE_INTEGER,
+      minTimeout: 250,
+      maxTimeout: 5000,
+      onFailedAttempt: ({ error }) => log.warn('reading the cluster failed; retrying', { what, error: error.message }),
+    },
+  );
+}
+
+/**
+ * A collection path answers 404 when no CRD serves it, 200 (perhaps empty) when one does.
+ * Selecting the one object keeps this within an RBAC rule that names it.
+ */
+async function switchesServed(kc: KubeConfig): Promise<boolean> {
+  await listJson(kc, HOSTED_NET_SERVICES.path, { fieldSelector: `metadata.name=${HOSTED_NET_SERVICES.name}` });
+  return true;
+}
+
 export async function readClusterIdentity(kc: KubeConfig, log: Logger, deadline: number): Promise<ClusterIdentity> {
   const k8s = await kubeModule();
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const get = async <T>(plural: string, what: string): Promise<T | undefined> =>
-    pRetry(
-      async () => {
-        try {
-          return (await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural, name: 'cluster' })) as T;
-        } catch (err) {
-          if (httpStatusOf(err) === 404) return undefined;
-          const error = kubeErrorFrom(err, what);
-          if (error instanceof KubeAccessError || Date.now() >= deadline) throw new AbortError(error);
-          throw error;
-        }
-      },
-      {
-        retries: Number.MAX_SAFE_INTEGER,
-        minTimeout: 250,
-        maxTimeout: 5000,
-        onFailedAttempt: ({ error }) => log.warn('reading the cluster failed; retrying', { what, error: error.message }),
-      },
-    );
+    retried(async () => (await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural, name: 'cluster' })) as T, what, log, deadline);
   const [infrastructure, dns] = await Promise.all([
     get<Infrastructure>('infrastructures', 'get infrastructures.config.openshift.io/cluster'),
     get<DnsConfig>('dnses', 'get dnses.config.openshift.io/cluster'),
   ]);
   const warn = (msg: string, fields: Record<string, unknown>) => log.warn(msg, fields);
-  return { infrastructure, platform: platformOf(infrastructure), onPrem: onPremPlatformOf(infrastructure), domain: domainFrom(dns, infrastructure, warn) };
+  const onPrem = onPremPlatformOf(infrastructure);
+  const switches = onPrem !== undefined && (await retried(() => switchesServed(kc), `list hostednetservices.${HOSTED_NET_SERVICES.group}`, log, deadline)) === true;
+  if (onPrem !== undefined && !switches) log.info('no HostedNetServices CRD: every name is served and api-int answers the API VIP', { crd: 'manifests/crd-hostednetservices.yaml' });
+  return { infrastructure, platform: platformOf(infrastructure), onPrem, switches, domain: domainFrom(dns, infrastructure, warn) };
 }

@@ -10,6 +10,7 @@ import { dnsRecordsContribution, type DNSRecord } from './dnsrecords.js';
 import { infrastructureContribution, type Infrastructure } from './infra-lbs.js';
 import { lbConfigContribution } from './lb-config.js';
 import { onPremContribution, onPremPlatformOf } from './on-prem-vips.js';
+import { HOSTED_NET_SERVICES, switchesContribution, type HostedNetServices } from './hosted-net-services.js';
 import { NODE_LIST_SELECTION, nodeProjection, nodesContribution } from './nodes.js';
 import { routerServiceContribution } from './router-service.js';
 import type { Warn } from './untrusted.js';
@@ -54,6 +55,8 @@ export interface ClusterSourceOptions {
    * router Service of type LoadBalancer exists to read.
    */
   readonly onPrem?: boolean;
+  /** The HostedNetServices CRD is served: watch its `cluster` object for the switches. */
+  readonly switches?: boolean;
   /** What the flags already say: sources that could only repeat it are not watched. */
   readonly localSays: LocalSays;
   readonly log: Logger;
@@ -160,6 +163,15 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
         const infra = items[0] as Infrastructure | undefined;
         return onPremPlatformOf(infra) ? onPremContribution(infra, warn) : infrastructureContribution(infra, warn);
       },
+    });
+  }
+  if (corefile && opts.switches) {
+    specs.push({
+      name: `hostednetservices ${HOSTED_NET_SERVICES.name}`,
+      what: `list hostednetservices.${HOSTED_NET_SERVICES.group}`,
+      path: HOSTED_NET_SERVICES.path,
+      fieldSelector: byName(HOSTED_NET_SERVICES.name),
+      extract: (items, warn) => switchesContribution(items[0] as HostedNetServices | undefined, warn),
     });
   }
   if (corefile && traits.clusterNames) {

@@ -9,6 +9,9 @@ import type { KubeObject, ValidationContext, Validator } from './kube-api-server
 
 export const CRD_DIR = fileURLToPath(new URL('../fixtures/crds/', import.meta.url));
 
+/** The project's own CRD, as shipped: tests validate against the file an admin applies. */
+export const HOSTED_NET_SERVICES_CRD = fileURLToPath(new URL('../../manifests/crd-hostednetservices.yaml', import.meta.url));
+
 /** Two versions of one resource: clusters of either exist, so tests run against both. */
 export const INFRASTRUCTURE_CRDS = {
   'release-4.19': '0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml',
