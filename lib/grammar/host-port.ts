@@ -42,7 +42,8 @@ export function parseHostPort(text: string, rules: HostPortRules = {}): HostPort
   if (bracketed) {
     hostText = bracketed[1] ?? '';
     portText = bracketed[2];
-    if (canonicalIp(hostText) === null) return null;
+    // Go's SplitHostPort refuses `[IPv6]` without a port, and so do CoreDNS and nsupdate.
+    if (portText === undefined || canonicalIp(hostText) === null) return null;
   } else if (canonicalIp(text) !== null) {
     hostText = text;
   } else {
