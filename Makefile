@@ -14,7 +14,7 @@ $(NODE_MODULES): package.json package-lock.json
 install: $(NODE_MODULES)
 
 $(BUNDLE): $(NODE_MODULES) $(SOURCES)
-	node scripts/bundle.mjs $@
+	node scripts/bundle.mjs $(dir $@)
 
 bundle: $(BUNDLE)
 

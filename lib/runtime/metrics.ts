@@ -22,7 +22,8 @@ export interface Metrics {
 }
 
 export async function createMetrics(): Promise<Metrics> {
-  const prom = await import('prom-client');
+  // A CommonJS package: its exports object is the namespace's default, under Node and in the build alike.
+  const { default: prom } = await import('prom-client');
   const registry = new prom.Registry();
   // prom-client samples the event-loop delay every 10 ms by default: a timer waking the process
   // 100 times a second, three quarters of an idle monitor's CPU time. Once a second is plenty.

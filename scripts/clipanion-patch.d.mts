@@ -1,2 +1,0 @@
-export const CLIPANION_CORE: RegExp;
-export function patchClipanionCore(text: string): string;
