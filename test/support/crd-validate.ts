@@ -14,14 +14,17 @@
  * - ratcheting as 1.32 does it: an update of the main resource drops errors on values
  *   unchanged from the stored object; a status write ratchets only list uniqueness.
  *
- * Not reproduced: ObjectMeta validation (names, labels…), generation, managedFields,
- * the CEL cost budget, and CEL's static type check (the CRDs were accepted by a real
- * server, so their rules type-check). Approximated: when no `anyOf` branch matches, the
+ * CEL is @marcbachmann/cel-js (parsed and type-checked with self and oldSelf as dyn) plus
+ * the Kubernetes library functions the CRDs call (isIP, ip().family(), isCIDR, url()…).
+ *
+ * Not reproduced: ObjectMeta validation (names, labels…), generation, managedFields and
+ * the CEL cost budget. Approximated: when no `anyOf` branch matches, the
  * first branch's errors are reported (kube-openapi picks the branch that matched most),
- * and the text of CEL evaluation errors (`no such key: x`) is close to cel-go's, not exact.
+ * and CEL evaluation errors carry cel-js's text (`No such key: x`), not cel-go's.
  */
 import { readFileSync } from 'node:fs';
 import { load as parseYaml } from 'js-yaml';
+import { Environment, EvaluationError, Optional, ParseError, TypeError as CelTypeError } from '@marcbachmann/cel-js';
 
 // ---------------------------------------------------------------------------------------
 // Public types
@@ -56,8 +59,8 @@ export interface Rule {
   readonly fieldPath: readonly Seg[];
   readonly optionalOldSelf: boolean;
   readonly usesOldSelf: boolean;
-  readonly program: Expr | undefined;
-  readonly messageProgram: Expr | undefined;
+  readonly program: CelProgram | undefined;
+  readonly messageProgram: CelProgram | undefined;
   /** Why the evaluator cannot run this rule; such a rule is skipped. */
   readonly unsupported: string | undefined;
 }
@@ -247,7 +250,7 @@ function compileRule(raw: Record<string, unknown>): Rule {
   try {
     const program = compileCel(rule);
     const messageProgram = messageExpression === undefined ? undefined : compileCel(messageExpression);
-    return { ...base, fieldPath, usesOldSelf: mentions(program, 'oldSelf'), program, messageProgram, unsupported: undefined };
+    return { ...base, fieldPath, usesOldSelf: /\boldSelf\b/.test(rule), program, messageProgram, unsupported: undefined };
   } catch (err) {
     if (!(err instanceof CelError)) throw err;
     return { ...base, fieldPath, usesOldSelf: /\boldSelf\b/.test(rule), program: undefined, messageProgram: undefined, unsupported: err.message };
@@ -704,13 +707,11 @@ function celValidate(s: Schema, obj: unknown, oldObj: unknown, at: Seg[], ratche
     if (!rule.program) continue;
     if (rule.usesOldSelf && old === undefined && !rule.optionalOldSelf) continue;
     const field = fieldPath([...at, ...rule.fieldPath]);
-    const vars = new Map<string, Val>([['self', toVal(obj, s)]]);
-    if (rule.usesOldSelf) {
-      vars.set('oldSelf', rule.optionalOldSelf ? new OptV(old === undefined ? undefined : toVal(old, s)) : toVal(old, s));
-    }
-    let result: Val;
+    const vars: Record<string, unknown> = { self: toCel(obj, s) };
+    if (rule.usesOldSelf) vars.oldSelf = rule.optionalOldSelf ? Optional.of(old === undefined ? undefined : toCel(old, s)) : toCel(old, s);
+    let result: unknown;
     try {
-      result = evaluate(rule.program, vars);
+      result = rule.program(vars);
     } catch (err) {
       if (!(err instanceof CelError)) throw err;
       const detail = err.message.startsWith('no such overload')
@@ -724,7 +725,7 @@ function celValidate(s: Schema, obj: unknown, oldObj: unknown, at: Seg[], ratche
     let message = ruleMessageOrDefault(rule);
     if (rule.messageProgram) {
       try {
-        const m = evaluate(rule.messageProgram, vars);
+        const m = rule.messageProgram(vars);
         if (typeof m === 'string' && m.trim() !== '' && !m.includes('\n')) message = m;
       } catch (err) {
         if (!(err instanceof CelError)) throw err;
@@ -1287,682 +1288,126 @@ function re2(pattern: string): RegExp | undefined {
 }
 
 // ---------------------------------------------------------------------------------------
-// CEL: the subset these CRDs use
+// CEL: @marcbachmann/cel-js, with the Kubernetes library functions these CRDs call
 // ---------------------------------------------------------------------------------------
 
-/** A rule the evaluator cannot parse, or an evaluation error (its message is CEL's). */
+/** A rule cel-js cannot parse or type-check, or an evaluation error (its message is cel-js's). */
 export class CelError extends Error {}
 
-type Expr =
-  | { readonly k: 'lit'; readonly v: Val }
-  | { readonly k: 'ident'; readonly name: string }
-  | { readonly k: 'select'; readonly operand: Expr; readonly field: string }
-  | { readonly k: 'has'; readonly operand: Expr; readonly field: string }
-  | { readonly k: 'index'; readonly operand: Expr; readonly index: Expr }
-  | { readonly k: 'call'; readonly fn: string; readonly target: Expr | undefined; readonly args: readonly Expr[] }
-  | { readonly k: 'list'; readonly items: readonly Expr[] }
-  | { readonly k: 'unary'; readonly op: '!' | '-'; readonly operand: Expr }
-  | { readonly k: 'binary'; readonly op: string; readonly left: Expr; readonly right: Expr }
-  | { readonly k: 'cond'; readonly cond: Expr; readonly then: Expr; readonly otherwise: Expr }
-  | { readonly k: 'comp'; readonly macro: 'all' | 'exists' | 'exists_one'; readonly range: Expr; readonly variable: string; readonly body: Expr };
-
-type Tok =
-  | { readonly t: 'num'; readonly v: number }
-  | { readonly t: 'str'; readonly v: string }
-  | { readonly t: 'id'; readonly v: string }
-  | { readonly t: 'op'; readonly v: string }
-  | { readonly t: 'eof' };
-
-const OPERATORS = ['||', '&&', '==', '!=', '<=', '>=', '<', '>', '!', '?', ':', '.', '[', ']', '(', ')', '{', '}', ',', '+', '-', '*', '/', '%'];
-
-const RESERVED = new Set(['as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
-
-function lex(src: string): Tok[] {
-  const toks: Tok[] = [];
-  let i = 0;
-  while (i < src.length) {
-    const rest = src.slice(i);
-    const space = /^(?:\s+|\/\/[^\n]*)/.exec(rest);
-    if (space) {
-      i += space[0].length;
-      continue;
-    }
-    const str = /^([rRbB]{0,2})('''|"""|'|")/.exec(rest);
-    if (str) {
-      const prefix = (str[1] ?? '').toLowerCase();
-      if (prefix.includes('b')) throw new CelError('bytes literals are not supported');
-      const quote = str[2] ?? '';
-      const start = i + str[0].length;
-      const [value, end] = lexString(src, start, quote, prefix.includes('r'));
-      toks.push({ t: 'str', v: value });
-      i = end;
-      continue;
-    }
-    const num = /^(?:0[xX][0-9a-fA-F]+[uU]?|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[uU]?)/.exec(rest);
-    if (num) {
-      toks.push({ t: 'num', v: Number(num[0].replace(/[uU]$/, '')) });
-      i += num[0].length;
-      continue;
-    }
-    const id = /^[_a-zA-Z][_a-zA-Z0-9]*/.exec(rest);
-    if (id) {
-      if (RESERVED.has(id[0])) throw new CelError(`reserved identifier ${id[0]}`);
-      toks.push({ t: 'id', v: id[0] });
-      i += id[0].length;
-      continue;
-    }
-    const op = OPERATORS.find((o) => rest.startsWith(o));
-    if (!op) throw new CelError(`unexpected character ${JSON.stringify(rest[0])}`);
-    toks.push({ t: 'op', v: op });
-    i += op.length;
-  }
-  toks.push({ t: 'eof' });
-  return toks;
-}
-
-function lexString(src: string, start: number, quote: string, raw: boolean): [string, number] {
-  let out = '';
-  let i = start;
-  while (i < src.length) {
-    if (src.startsWith(quote, i)) return [out, i + quote.length];
-    const c = src[i] ?? '';
-    if (quote.length === 1 && (c === '\n' || c === '\r')) break;
-    if (c !== '\\' || raw) {
-      out += c;
-      i++;
-      continue;
-    }
-    const e = src[i + 1] ?? '';
-    const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '`': '`', '?': '?' };
-    const mapped = simple[e];
-    if (mapped !== undefined) {
-      out += mapped;
-      i += 2;
-      continue;
-    }
-    const hex = e === 'x' || e === 'X' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
-    if (hex > 0) {
-      const digits = src.slice(i + 2, i + 2 + hex);
-      if (!new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits)) throw new CelError('invalid escape in string literal');
-      out += String.fromCodePoint(parseInt(digits, 16));
-      i += 2 + hex;
-      continue;
-    }
-    const octal = /^[0-3][0-7]{2}/.exec(src.slice(i + 1));
-    if (octal) {
-      out += String.fromCharCode(parseInt(octal[0], 8));
-      i += 4;
-      continue;
-    }
-    throw new CelError('invalid escape in string literal');
-  }
-  throw new CelError('unterminated string literal');
-}
-
-class Parser {
-  private pos = 0;
-  constructor(private readonly toks: readonly Tok[]) {}
-
-  parse(): Expr {
-    const e = this.expr();
-    if (this.peek().t !== 'eof') throw new CelError(`unexpected ${describe(this.peek())}`);
-    return e;
-  }
-
-  private peek(): Tok {
-    return this.toks[this.pos] ?? { t: 'eof' };
-  }
-
-  private isOp(v: string): boolean {
-    const t = this.peek();
-    return t.t === 'op' && t.v === v;
-  }
-
-  private eat(v: string): boolean {
-    if (!this.isOp(v)) return false;
-    this.pos++;
-    return true;
-  }
-
-  private expect(v: string): void {
-    if (!this.eat(v)) throw new CelError(`expected ${v}, found ${describe(this.peek())}`);
-  }
-
-  private expr(): Expr {
-    const cond = this.or();
-    if (!this.eat('?')) return cond;
-    const then = this.or();
-    this.expect(':');
-    return { k: 'cond', cond, then, otherwise: this.expr() };
-  }
-
-  private or(): Expr {
-    let left = this.and();
-    while (this.eat('||')) left = { k: 'binary', op: '||', left, right: this.and() };
-    return left;
-  }
-
-  private and(): Expr {
-    let left = this.relation();
-    while (this.eat('&&')) left = { k: 'binary', op: '&&', left, right: this.relation() };
-    return left;
-  }
-
-  private relation(): Expr {
-    let left = this.arithmetic();
-    for (;;) {
-      const t = this.peek();
-      const op = t.t === 'op' && ['==', '!=', '<', '<=', '>', '>='].includes(t.v) ? t.v : t.t === 'id' && t.v === 'in' ? 'in' : undefined;
-      if (op === undefined) return left;
-      this.pos++;
-      left = { k: 'binary', op, left, right: this.arithmetic() };
-    }
-  }
-
-  private arithmetic(): Expr {
-    const left = this.unary();
-    const t = this.peek();
-    if (t.t === 'op' && ['+', '-', '*', '/', '%'].includes(t.v)) throw new CelError(`arithmetic operator ${t.v} is not supported`);
-    return left;
-  }
-
-  private unary(): Expr {
-    if (this.eat('!')) return { k: 'unary', op: '!', operand: this.unary() };
-    if (this.eat('-')) return { k: 'unary', op: '-', operand: this.unary() };
-    return this.member();
-  }
-
-  private member(): Expr {
-    let e = this.primary();
-    for (;;) {
-      if (this.eat('.')) {
-        const name = this.ident();
-        if (this.eat('(')) e = this.methodCall(e, name, this.args(')'));
-        else e = { k: 'select', operand: e, field: name };
-      } else if (this.eat('[')) {
-        const index = this.expr();
-        this.expect(']');
-        e = { k: 'index', operand: e, index };
-      } else {
-        return e;
-      }
-    }
-  }
-
-  private methodCall(target: Expr, name: string, args: Expr[]): Expr {
-    if (name === 'all' || name === 'exists' || name === 'exists_one') {
-      const [v, body] = args;
-      if (args.length !== 2 || v?.k !== 'ident' || !body) throw new CelError(`${name}() needs a variable and a predicate`);
-      return { k: 'comp', macro: name, range: target, variable: v.name, body };
-    }
-    return { k: 'call', fn: name, target, args };
-  }
-
-  private primary(): Expr {
-    const t = this.peek();
-    this.pos++;
-    if (t.t === 'num') return { k: 'lit', v: t.v };
-    if (t.t === 'str') return { k: 'lit', v: t.v };
-    if (t.t === 'op' && t.v === '(') {
-      const e = this.expr();
-      this.expect(')');
-      return e;
-    }
-    if (t.t === 'op' && t.v === '[') return { k: 'list', items: this.args(']') };
-    if (t.t === 'id') {
-      if (t.v === 'true' || t.v === 'false') return { k: 'lit', v: t.v === 'true' };
-      if (t.v === 'null') return { k: 'lit', v: null };
-      if (!this.eat('(')) return { k: 'ident', name: t.v };
-      const args = this.args(')');
-      if (t.v === 'has') {
-        const [arg] = args;
-        if (args.length !== 1 || arg?.k !== 'select') throw new CelError('has() needs a field selection');
-        return { k: 'has', operand: arg.operand, field: arg.field };
-      }
-      return { k: 'call', fn: t.v, target: undefined, args };
-    }
-    throw new CelError(`unexpected ${describe(t)}`);
-  }
-
-  private args(close: string): Expr[] {
-    const out: Expr[] = [];
-    if (this.eat(close)) return out;
-    for (;;) {
-      out.push(this.expr());
-      if (this.eat(close)) return out;
-      this.expect(',');
-      if (this.eat(close)) return out;
-    }
-  }
-
-  private ident(): string {
-    const t = this.peek();
-    if (t.t !== 'id') throw new CelError(`expected a field name, found ${describe(t)}`);
-    this.pos++;
-    return t.v;
-  }
-}
-
-function describe(t: Tok): string {
-  return t.t === 'eof' ? 'end of expression' : JSON.stringify(String(t.v));
-}
-
-/** Name → arity, for calls with and without a receiver. */
-const GLOBALS: ReadonlyMap<string, number> = new Map([
-  ['size', 1], ['matches', 2], ['isIP', 1], ['ip', 1], ['isCIDR', 1], ['url', 1], ['isURL', 1],
-]);
-const METHODS: ReadonlyMap<string, number> = new Map([
-  ['size', 0], ['startsWith', 1], ['endsWith', 1], ['contains', 1], ['matches', 1], ['family', 0],
-  ['getScheme', 0], ['getHost', 0], ['getEscapedPath', 0], ['hasValue', 0], ['value', 0], ['orValue', 1],
-]);
-
-/** Parses a CEL expression and checks it uses only what `evaluate` implements. */
-function compileCel(src: string): Expr {
-  const e = new Parser(lex(src)).parse();
-  check(e, new Set(['self', 'oldSelf']));
-  return e;
-}
-
-function check(e: Expr, scope: ReadonlySet<string>): void {
-  switch (e.k) {
-    case 'lit':
-      return;
-    case 'ident':
-      if (!scope.has(e.name)) throw new CelError(`undeclared reference to ${e.name}`);
-      return;
-    case 'select':
-    case 'has':
-    case 'unary':
-      check(e.operand, scope);
-      return;
-    case 'index':
-      check(e.operand, scope);
-      check(e.index, scope);
-      return;
-    case 'list':
-      for (const x of e.items) check(x, scope);
-      return;
-    case 'binary':
-      check(e.left, scope);
-      check(e.right, scope);
-      return;
-    case 'cond':
-      check(e.cond, scope);
-      check(e.then, scope);
-      check(e.otherwise, scope);
-      return;
-    case 'comp':
-      check(e.range, scope);
-      check(e.body, new Set([...scope, e.variable]));
-      return;
-    case 'call': {
-      const arity = (e.target === undefined ? GLOBALS : METHODS).get(e.fn);
-      if (arity !== e.args.length) throw new CelError(`function ${e.fn} with ${e.args.length} argument(s) is not supported`);
-      if (e.fn === 'matches') {
-        const pattern = e.args[e.args.length - 1];
-        if (pattern?.k === 'lit' && typeof pattern.v === 'string' && re2(pattern.v) === undefined) {
-          throw new CelError(`regex ${JSON.stringify(pattern.v)} cannot be translated to a JavaScript regex`);
-        }
-      }
-      if (e.target) check(e.target, scope);
-      for (const a of e.args) check(a, scope);
-    }
-  }
-}
-
-function mentions(e: Expr, name: string): boolean {
-  switch (e.k) {
-    case 'lit':
-      return false;
-    case 'ident':
-      return e.name === name;
-    case 'select':
-    case 'has':
-    case 'unary':
-      return mentions(e.operand, name);
-    case 'index':
-      return mentions(e.operand, name) || mentions(e.index, name);
-    case 'list':
-      return e.items.some((x) => mentions(x, name));
-    case 'binary':
-      return mentions(e.left, name) || mentions(e.right, name);
-    case 'cond':
-      return mentions(e.cond, name) || mentions(e.then, name) || mentions(e.otherwise, name);
-    case 'comp':
-      return mentions(e.range, name) || (e.variable !== name && mentions(e.body, name));
-    case 'call':
-      return (e.target !== undefined && mentions(e.target, name)) || e.args.some((a) => mentions(a, name));
-  }
-}
-
-// ----- values -----
-
-/** A list, knowing whether the schema made it a set or a map list (their equality ignores order). */
-class ListV {
-  constructor(
-    readonly items: readonly Val[],
-    readonly listType: string | undefined,
-    readonly mapKeys: readonly string[],
-  ) {}
-}
-
-/** A map or object; an object's null and unknown fields are absent, as in the apiserver's adapter. */
-class MapV {
-  constructor(readonly entries: ReadonlyMap<string, Val>) {}
-}
-
-class IpV {
+/** The Kubernetes CEL library's net.IP. */
+class CelIp {
   constructor(readonly bytes: readonly number[]) {}
 }
 
-class UrlV {
-  constructor(
-    readonly url: GoUrl,
-    readonly text: string,
-  ) {}
+/** The Kubernetes CEL library's net.URL. */
+class CelUrl {
+  constructor(readonly url: GoUrl) {}
 }
 
-/** `oldSelf` of an `optionalOldSelf` rule. */
-class OptV {
-  constructor(readonly value: Val | undefined) {}
-}
-
-type Val = null | boolean | number | string | ListV | MapV | IpV | UrlV | OptV;
-
-function toVal(v: unknown, s: Schema | undefined): Val {
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
-  if (Array.isArray(v)) return new ListV(v.map((x) => toVal(x, s?.items)), s?.listType, s?.listMapKeys ?? []);
-  const entries = new Map<string, Val>();
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    if (s?.properties) {
-      const prop = s.properties.get(k);
-      if (prop && x !== null) entries.set(k, toVal(x, prop));
-    } else {
-      entries.set(k, toVal(x, s?.additionalProperties));
+const celEnv = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
+  .registerVariable('self', 'dyn')
+  .registerVariable('oldSelf', 'dyn')
+  .registerType('net.IP', CelIp)
+  .registerType('net.URL', CelUrl)
+  // cel-js has only the receiver form; RE2 syntax as the schema's `pattern` takes it.
+  .registerFunction('matches(string, string): bool', (text: string, pattern: string) => {
+    const regex = re2(pattern);
+    if (!regex) throw new CelError(`invalid regex ${goQuote(pattern)}`);
+    return regex.test(text);
+  })
+  .registerFunction('isIP(string): bool', (s: string) => celIp(s) !== undefined)
+  .registerFunction('ip(string): net.IP', (s: string) => {
+    const ip = celIp(s);
+    if (!ip) throw new CelError(`IP Address ${goQuote(s)} parse error during conversion from string`);
+    return new CelIp(ip);
+  })
+  .registerFunction('net.IP.family(): int', (ip: CelIp) => (ip.bytes.length === 4 ? 4n : 6n))
+  .registerFunction('isCIDR(string): bool', (s: string) => celIsCidr(s))
+  .registerFunction('isURL(string): bool', (s: string) => goUrlOrError(s, true) !== undefined)
+  .registerFunction('url(string): net.URL', (s: string) => {
+    try {
+      goUrl(s, true);
+      return new CelUrl(goUrl(s, false));
+    } catch (err) {
+      if (!(err instanceof UrlError)) throw err;
+      throw new CelError(`URL parse error during conversion from string: parse ${goQuote(s)}: ${err.message}`);
     }
-  }
-  return new MapV(entries);
-}
+  })
+  .registerFunction('net.URL.getScheme(): string', (u: CelUrl) => fromBytes(u.url.scheme))
+  .registerFunction('net.URL.getHost(): string', (u: CelUrl) => fromBytes(u.url.host))
+  .registerFunction('net.URL.getEscapedPath(): string', (u: CelUrl) => escapedPath(u.url));
 
-function fromVal(v: Val): unknown {
-  if (v instanceof ListV) return v.items.map(fromVal);
-  if (v instanceof MapV) return Object.fromEntries([...v.entries].map(([k, x]) => [k, fromVal(x)]));
-  if (v instanceof IpV || v instanceof UrlV || v instanceof OptV) throw new CelError('result is not a JSON value');
-  return v;
-}
+type CelProgram = (vars: Record<string, unknown>) => unknown;
 
-function noOverload(what: string): CelError {
-  return new CelError(`no such overload: ${what}`);
-}
-
-function typeName(v: Val): string {
-  if (v === null) return 'null_type';
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'double';
-  if (typeof v === 'string') return 'string';
-  if (v instanceof ListV) return 'list';
-  if (v instanceof MapV) return 'map';
-  if (v instanceof IpV) return 'net.IP';
-  if (v instanceof UrlV) return 'kubernetes.URL';
-  return 'optional_type';
-}
-
-function celEqual(a: Val, b: Val): boolean {
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
-  if (a instanceof ListV && b instanceof ListV) {
-    if (a.items.length !== b.items.length) return false;
-    if (a.listType === 'set' || b.listType === 'set') {
-      return a.items.every((x) => b.items.some((y) => celEqual(x, y))) && b.items.every((y) => a.items.some((x) => celEqual(x, y)));
-    }
-    if (a.listType === 'map' && b.listType === 'map') {
-      const keyOf = (x: Val): Val[] => a.mapKeys.map((k) => (x instanceof MapV ? (x.entries.get(k) ?? null) : null));
-      return a.items.every((x) => {
-        const match = b.items.find((y) => keyOf(x).every((kv, i) => celEqual(kv, keyOf(y)[i] ?? null)));
-        return match !== undefined && celEqual(x, match);
-      });
-    }
-    return a.items.every((x, i) => celEqual(x, b.items[i] ?? null));
-  }
-  if (a instanceof MapV && b instanceof MapV) {
-    if (a.entries.size !== b.entries.size) return false;
-    return [...a.entries].every(([k, x]) => b.entries.has(k) && celEqual(x, b.entries.get(k) ?? null));
-  }
-  if (a instanceof IpV && b instanceof IpV) return a.bytes.join('.') === b.bytes.join('.');
-  if (a instanceof UrlV && b instanceof UrlV) return a.text === b.text;
-  return false;
-}
-
-function str(v: Val, what: string): string {
-  if (typeof v !== 'string') throw noOverload(`${what}(${typeName(v)})`);
-  return v;
-}
-
-function evaluate(e: Expr, vars: ReadonlyMap<string, Val>): Val {
-  switch (e.k) {
-    case 'lit':
-      return e.v;
-    case 'ident': {
-      const v = vars.get(e.name);
-      if (v === undefined) throw new CelError(`no such attribute: ${e.name}`);
-      return v;
-    }
-    case 'select': {
-      const m = evaluate(e.operand, vars);
-      if (!(m instanceof MapV)) throw noOverload(`select ${e.field} on ${typeName(m)}`);
-      const v = m.entries.get(e.field);
-      if (v === undefined) throw new CelError(`no such key: ${e.field}`);
-      return v;
-    }
-    case 'has': {
-      const m = evaluate(e.operand, vars);
-      if (!(m instanceof MapV)) throw noOverload(`has ${e.field} on ${typeName(m)}`);
-      return m.entries.has(e.field);
-    }
-    case 'index': {
-      const c = evaluate(e.operand, vars);
-      const i = evaluate(e.index, vars);
-      if (c instanceof ListV && typeof i === 'number') {
-        const v = c.items[i];
-        if (v === undefined || !Number.isInteger(i)) throw new CelError(`index out of range: ${i}`);
-        return v;
-      }
-      if (c instanceof MapV && typeof i === 'string') {
-        const v = c.entries.get(i);
-        if (v === undefined) throw new CelError(`no such key: ${i}`);
-        return v;
-      }
-      throw noOverload(`index ${typeName(c)}[${typeName(i)}]`);
-    }
-    case 'list':
-      return new ListV(e.items.map((x) => evaluate(x, vars)), undefined, []);
-    case 'unary': {
-      const v = evaluate(e.operand, vars);
-      if (e.op === '!' && typeof v === 'boolean') return !v;
-      if (e.op === '-' && typeof v === 'number') return -v;
-      throw noOverload(`${e.op}${typeName(v)}`);
-    }
-    case 'cond': {
-      const c = evaluate(e.cond, vars);
-      if (typeof c !== 'boolean') throw noOverload(`_?_:_ on ${typeName(c)}`);
-      return evaluate(c ? e.then : e.otherwise, vars);
-    }
-    case 'binary':
-      return evaluateBinary(e.op, e.left, e.right, vars);
-    case 'comp':
-      return evaluateComprehension(e, vars);
-    case 'call':
-      return evaluateCall(e.fn, e.target === undefined ? undefined : evaluate(e.target, vars), e.args.map((a) => evaluate(a, vars)));
-  }
-}
-
-/** Runs `f`, turning a CEL error into a value so `&&`, `||` and the macros can absorb it. */
-function attempt(f: () => Val): Val | CelError {
+/** Parses and type-checks a rule against the functions registered above. */
+function compileCel(src: string): CelProgram {
+  let parsed;
   try {
-    return f();
+    parsed = celEnv.parse(src);
   } catch (err) {
-    if (err instanceof CelError) return err;
-    throw err;
+    throw celError(err);
   }
-}
-
-function evaluateBinary(op: string, left: Expr, right: Expr, vars: ReadonlyMap<string, Val>): Val {
-  if (op === '&&' || op === '||') {
-    const decisive = op === '||';
-    const l = attempt(() => evaluate(left, vars));
-    if (l === decisive) return decisive;
-    const r = attempt(() => evaluate(right, vars));
-    if (r === decisive) return decisive;
-    for (const x of [l, r]) {
-      if (x instanceof CelError) throw x;
-      if (typeof x !== 'boolean') throw noOverload(`_${op}_ on ${typeName(x)}`);
+  const checked = parsed.check();
+  if (!checked.valid) throw new CelError(checked.error?.message ?? `cannot type-check ${src}`);
+  return (vars) => {
+    try {
+      return parsed(vars);
+    } catch (err) {
+      throw celError(err);
     }
-    return !decisive;
-  }
-  const a = evaluate(left, vars);
-  const b = evaluate(right, vars);
-  switch (op) {
-    case '==':
-      return celEqual(a, b);
-    case '!=':
-      return !celEqual(a, b);
-    case 'in':
-      if (b instanceof ListV) return b.items.some((x) => celEqual(a, x));
-      if (b instanceof MapV) return typeof a === 'string' && b.entries.has(a);
-      throw noOverload(`_in_ on ${typeName(b)}`);
-    default: {
-      const comparable =
-        (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string') || (typeof a === 'boolean' && typeof b === 'boolean');
-      if (!comparable) throw noOverload(`_${op}_ on ${typeName(a)}, ${typeName(b)}`);
-      const [x, y] = [a as number | string | boolean, b as number | string | boolean];
-      const cmp = x < y ? -1 : x > y ? 1 : 0;
-      return op === '<' ? cmp < 0 : op === '<=' ? cmp <= 0 : op === '>' ? cmp > 0 : cmp >= 0;
-    }
-  }
+  };
 }
 
-function evaluateComprehension(e: Extract<Expr, { k: 'comp' }>, vars: ReadonlyMap<string, Val>): Val {
-  const range = evaluate(e.range, vars);
-  if (!(range instanceof ListV) && !(range instanceof MapV)) throw noOverload(`${e.macro} on ${typeName(range)}`);
-  const elems: readonly Val[] = range instanceof ListV ? range.items : [...range.entries.keys()];
-  const test = (x: Val): Val | CelError => attempt(() => evaluate(e.body, new Map([...vars, [e.variable, x]])));
-  if (e.macro === 'exists_one') {
-    let count = 0;
-    for (const x of elems) {
-      const r = test(x);
-      if (r instanceof CelError) throw r;
-      if (typeof r !== 'boolean') throw noOverload(`exists_one predicate of type ${typeName(r)}`);
-      if (r) count++;
-    }
-    return count === 1;
+function celError(err: unknown): Error {
+  if (err instanceof CelError) return err;
+  if (err instanceof ParseError || err instanceof EvaluationError || err instanceof CelTypeError) {
+    // cel-js wraps a handler's error; its message is what cel-go would print.
+    const cause = (err as Error & { cause?: unknown }).cause;
+    return new CelError(cause instanceof CelError ? cause.message : err.message.split('\n')[0] ?? err.message);
   }
-  const decisive = e.macro === 'exists';
-  let failure: CelError | undefined;
-  for (const x of elems) {
-    const r = test(x);
-    if (r === decisive) return decisive;
-    if (r instanceof CelError) failure ??= r;
-    else if (typeof r !== 'boolean') failure ??= noOverload(`${e.macro} predicate of type ${typeName(r)}`);
-  }
-  if (failure) throw failure;
-  return !decisive;
-}
-
-function evaluateCall(fn: string, target: Val | undefined, args: readonly Val[]): Val {
-  const [a0 = null, a1 = null] = args;
-  if (target === undefined) {
-    switch (fn) {
-      case 'size':
-        return sizeOf(a0);
-      case 'matches':
-        return matches(str(a0, 'matches'), str(a1, 'matches'));
-      case 'isIP':
-        return celIp(str(a0, 'isIP')) !== undefined;
-      case 'ip': {
-        const text = str(a0, 'ip');
-        const ip = celIp(text);
-        if (!ip) throw new CelError(`IP Address ${goQuote(text)} parse error during conversion from string`);
-        return new IpV(ip);
-      }
-      case 'isCIDR':
-        return celIsCidr(str(a0, 'isCIDR'));
-      case 'isURL':
-        return goUrlOrError(str(a0, 'isURL'), true) !== undefined;
-      case 'url': {
-        const text = str(a0, 'url');
-        try {
-          goUrl(text, true);
-          return new UrlV(goUrl(text, false), text);
-        } catch (err) {
-          if (!(err instanceof UrlError)) throw err;
-          throw new CelError(`URL parse error during conversion from string: parse ${goQuote(text)}: ${err.message}`);
-        }
-      }
-    }
-    throw noOverload(fn);
-  }
-  switch (fn) {
-    case 'size':
-      return sizeOf(target);
-    case 'startsWith':
-      return str(target, fn).startsWith(str(a0, fn));
-    case 'endsWith':
-      return str(target, fn).endsWith(str(a0, fn));
-    case 'contains':
-      return str(target, fn).includes(str(a0, fn));
-    case 'matches':
-      return matches(str(target, fn), str(a0, fn));
-    case 'family':
-      if (target instanceof IpV) return target.bytes.length === 4 ? 4 : 6;
-      break;
-    case 'getScheme':
-      if (target instanceof UrlV) return fromBytes(target.url.scheme);
-      break;
-    case 'getHost':
-      if (target instanceof UrlV) return fromBytes(target.url.host);
-      break;
-    case 'getEscapedPath':
-      if (target instanceof UrlV) return escapedPath(target.url);
-      break;
-    case 'hasValue':
-      if (target instanceof OptV) return target.value !== undefined;
-      break;
-    case 'value':
-      if (target instanceof OptV) {
-        if (target.value === undefined) throw new CelError('optional.none() dereference');
-        return target.value;
-      }
-      break;
-    case 'orValue':
-      if (target instanceof OptV) return target.value ?? a0;
-      break;
-  }
-  throw noOverload(`${typeName(target)}.${fn}`);
-}
-
-function sizeOf(v: Val): number {
-  if (typeof v === 'string') return [...v].length;
-  if (v instanceof ListV) return v.items.length;
-  if (v instanceof MapV) return v.entries.size;
-  throw noOverload(`size(${typeName(v)})`);
-}
-
-function matches(s: string, pattern: string): boolean {
-  const regex = re2(pattern);
-  if (!regex) throw new CelError(`invalid regex ${goQuote(pattern)}`);
-  return regex.test(s);
+  return err as Error;
 }
 
 /**
- * Evaluates a CEL expression of the supported subset against plain JSON values (objects
- * are maps; no schema, so lists are ordered). Throws CelError for what it cannot parse
- * and for evaluation errors.
+ * A JSON value as the apiserver's CEL adapter shows it: integers (by the schema, or by value
+ * where there is none) are CEL ints, other numbers doubles; an object's null and unknown
+ * fields are absent.
+ */
+function toCel(v: unknown, s: Schema | undefined): unknown {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number') return (s ? s.type === 'integer' : Number.isInteger(v)) ? BigInt(v) : v;
+  if (typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => toCel(x, s?.items));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (s?.properties) {
+      const prop = s.properties.get(k);
+      if (prop && x !== null) out[k] = toCel(x, prop);
+    } else {
+      out[k] = toCel(x, s?.additionalProperties);
+    }
+  }
+  return out;
+}
+
+function fromCel(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(fromCel);
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [k, fromCel(x)]));
+  if (v instanceof CelIp || v instanceof CelUrl || v instanceof Optional) throw new CelError('result is not a JSON value');
+  if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromCel(x)]));
+  return v;
+}
+
+/**
+ * Evaluates a CEL expression against plain JSON values (objects are maps; no schema).
+ * Throws CelError for what does not parse or type-check and for evaluation errors.
  */
 export function evaluateCel(expression: string, vars: { self?: unknown; oldSelf?: unknown }): unknown {
-  const bound = new Map<string, Val>();
-  if ('self' in vars) bound.set('self', toVal(vars.self, undefined));
-  if ('oldSelf' in vars) bound.set('oldSelf', toVal(vars.oldSelf, undefined));
-  return fromVal(evaluate(compileCel(expression), bound));
+  const bound: Record<string, unknown> = {};
+  if ('self' in vars) bound.self = toCel(vars.self, undefined);
+  if ('oldSelf' in vars) bound.oldSelf = toCel(vars.oldSelf, undefined);
+  return fromCel(compileCel(expression)(bound));
 }
 
 // ---------------------------------------------------------------------------------------
