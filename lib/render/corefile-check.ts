@@ -9,7 +9,8 @@ import { re2SyntaxError } from './re2-syntax.js';
  * CoreDNS ignores a Corefile that does not parse, but one that parses and then fails at
  * query time (a bad `answer` RR makes every matching query SERVFAIL) or at plugin setup
  * becomes the live config at the next restart. So the rendered text is checked here,
- * with CoreDNS's own lexing rules, before it may be written.
+ * with CoreDNS's own lexing rules, before it may be written. Hand-written: no npm package
+ * lexes a Corefile as CoreDNS does or knows its plugins' arguments.
  */
 
 interface Token {

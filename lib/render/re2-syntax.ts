@@ -7,6 +7,7 @@
  * as of Go 1.19, which builds the oldest CoreDNS lbdns supports (1.10.1 in OpenShift 4.13):
  * what later Go added (`(?<name>…)`, loose Unicode class names) is refused here.
  * Go's size and nesting-depth limits are left out: a regex for DNS names comes nowhere near them.
+ * Not re2js: it follows later Go, accepting `(?<name>…)` and Unicode 14 scripts that Go 1.19 refuses.
  */
 
 /** Go's maxRepeat: the largest count in x{n,m}, and the largest product of nested counts. */

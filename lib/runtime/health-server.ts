@@ -3,6 +3,8 @@ import { ConfigError } from '../errors.js';
 import { parseHostPort } from '../grammar/host-port.js';
 import type { Metrics } from './metrics.js';
 
+// node:http alone: /healthz, /readyz and /metrics need no framework, which would only add to start-up and memory.
+
 export interface HealthServer {
   readonly address: string;
   close(): Promise<void>;

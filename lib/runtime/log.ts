@@ -1,4 +1,8 @@
-/** Structured logs: one JSON object per line on stderr, the format cluster log pipelines parse. */
+/**
+ * Structured logs: one JSON object per line on stderr, the format cluster log pipelines parse.
+ * Hand-written: a JSON line per call is all lbdns needs; pino would add its transports and
+ * dependencies to every start for nothing more.
+ */
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 
 export type Fields = Record<string, unknown>;

@@ -3,6 +3,9 @@ import { lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node
 import { basename, dirname, join } from 'node:path';
 import { WriteError } from '../errors.js';
 
+// Hand-written, not write-file-atomic: that neither fsyncs the directory after the rename, keeps
+// an unchanged file untouched, nor reports which step failed, all of which a live Corefile needs.
+
 /**
  * Unique enough beside the pid and the exclusive create ('wx'); not node:crypto, whose load
  * alone costs a one-shot render a few milliseconds at every node boot.
