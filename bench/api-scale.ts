@@ -17,7 +17,7 @@ import { CorefileWatcher, figure, median, mib, ms, progress, procStats, sleep, s
  * for 5,000 Nodes than for 2,000: 75 ms a page, of which the monitor's own decoding is about
  * 10. The two give 20 ms per request and 52 ms per MB (bench/RESULTS.md).
  */
-export const REAL_LIST_COST: ListCost = { perRequestMs: 20, perMegabyteMs: 52 };
+const REAL_LIST_COST: ListCost = { perRequestMs: 20, perMegabyteMs: 52 };
 
 const SIZES = [1000, 2000, 5000] as const;
 const SETTLE_SECONDS = 30;

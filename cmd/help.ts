@@ -55,7 +55,7 @@ interface OptionLine {
 type LbdnsCommandClass = CommandClass & { exitCodes?: ExitCodes; usage?: { description?: string; details?: string; examples?: [string, string][] } };
 
 /** Greedy word wrap; clipanion's formatter wraps at 80 but cannot indent continuation lines. */
-export function wrap(text: string, indent: number, first = indent): string {
+function wrap(text: string, indent: number, first = indent): string {
   const lines: string[] = [];
   let line = '';
   let width = WIDTH - first;

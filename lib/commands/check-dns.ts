@@ -11,11 +11,11 @@ import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
 
-export const CHECK_NAMES = ['api', 'api-int', 'apps'] as const;
+const CHECK_NAMES = ['api', 'api-int', 'apps'] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 const CHECK_LB: Readonly<Record<CheckName, LbName>> = { api: 'api', 'api-int': 'api-int', apps: 'ingress' };
 
-export const CHECK_OUTPUTS = ['table', 'json'] as const;
+const CHECK_OUTPUTS = ['table', 'json'] as const;
 export type CheckOutput = (typeof CHECK_OUTPUTS)[number];
 
 export interface CheckDnsOptions extends CommandInputs {
@@ -37,7 +37,7 @@ const TRIES = 2;
 const MIN_TIMEOUT_MS = 50;
 const MAX_TIMEOUT_MS = 60_000;
 
-export function parseCheckNames(value: string | undefined): CheckName[] {
+function parseCheckNames(value: string | undefined): CheckName[] {
   if (value === undefined) return [...CHECK_NAMES];
   const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
   const hint = `use a comma-separated subset of ${CHECK_NAMES.join(',')}`;

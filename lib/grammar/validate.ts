@@ -88,7 +88,7 @@ export function assertAtMost(field: string, count: number, max: number): void {
   }
 }
 
-export function validateIntInRange(field: string, value: unknown, min: number, max: number): number {
+function validateIntInRange(field: string, value: unknown, min: number, max: number): number {
   const n = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
     throw new ValidationError(field, value, `is not a whole number from ${min} to ${max}`);

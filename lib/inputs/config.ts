@@ -66,7 +66,7 @@ function checkShape(path: string, value: unknown, shape: Shape): void {
 }
 
 /** Parses a YAML or JSON config file (JSON is YAML) and checks its shape. */
-export function parseConfig(text: string, source: string): RawConfig {
+function parseConfig(text: string, source: string): RawConfig {
   let doc: unknown;
   try {
     // The YAML 1.2 core schema: a date stays a string, and a tag it does not define (!!binary,

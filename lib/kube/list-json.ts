@@ -23,7 +23,7 @@ class ListRequestError extends Error {
  * A list whose connection carries nothing for this long fails, and its informer lists again:
  * a connection gone half-open would otherwise leave the source unsynced with no error.
  */
-export const LIST_IDLE_TIMEOUT_MS = 60_000;
+const LIST_IDLE_TIMEOUT_MS = 60_000;
 
 /**
  * GETs a collection as plain JSON, with the credentials, TLS settings and proxy of the

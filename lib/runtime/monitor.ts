@@ -51,7 +51,7 @@ export interface MonitorOptions {
 }
 
 /** whenComplete() gave up because the monitor was stopped. */
-export class MonitorStopped extends Error {
+class MonitorStopped extends Error {
   constructor() {
     super('stopped before the state was complete');
   }
@@ -61,7 +61,7 @@ const DEBOUNCE_MS = 10;
 const MAX_WAIT_MS = 250;
 
 /** Names a role cannot work without (ROLE_TRAITS), unless the cluster leaves them to other DNS servers. */
-export function requiredNames(spec: ClusterSpec): string[] {
+function requiredNames(spec: ClusterSpec): string[] {
   return ROLE_TRAITS[spec.role].requires.filter((lb) => spec.withheld?.[lb] === undefined).map((lb) => lbRecordName(lb, spec.domain));
 }
 

@@ -88,7 +88,7 @@ async function cnameChain(resolver: Resolver, first: Outcome): Promise<string[]>
   return chain;
 }
 
-export function verdictOf(expected: readonly string[], answered: readonly string[]): Verdict {
+function verdictOf(expected: readonly string[], answered: readonly string[]): Verdict {
   if (answered.length === 0) return 'missing';
   const hits = answered.filter((ip) => expected.includes(ip)).length;
   if (hits === 0) return 'wrong IP';

@@ -30,7 +30,7 @@ export interface ObjectRef {
   readonly name: string;
 }
 
-export const DNSRECORD_NAMESPACE = 'openshift-ingress-operator';
+const DNSRECORD_NAMESPACE = 'openshift-ingress-operator';
 
 /**
  * `corefile` serves names: every source. `infra-status` publishes LB IPs into the

@@ -43,7 +43,7 @@ export interface ClusterFixture {
   close(): Promise<void>;
 }
 
-export function routerService(ingress: readonly IngressEntry[]): KubeObject {
+function routerService(ingress: readonly IngressEntry[]): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',

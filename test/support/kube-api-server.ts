@@ -73,7 +73,7 @@ export function resourceType(apiVersion: string, plural: string, kind: string, f
   };
 }
 
-export const RESOURCE_TYPES: readonly ResourceType[] = [
+const RESOURCE_TYPES: readonly ResourceType[] = [
   resourceType('v1', 'services', 'Service', { namespaced: true, hasStatus: true, generation: true, deleteReturnsObject: true }),
   resourceType('v1', 'configmaps', 'ConfigMap', { namespaced: true }),
   resourceType('v1', 'nodes', 'Node', { hasStatus: true, statusOnCreate: true }),

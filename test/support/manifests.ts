@@ -11,7 +11,7 @@ import { loadAll } from 'js-yaml';
 import type { PolicyRule } from './kube-api-server.js';
 
 export const MANIFEST_DIR = fileURLToPath(new URL('../../manifests/', import.meta.url));
-export const LBDNS_IMAGE = 'quay.io/lbdns/lbdns';
+const LBDNS_IMAGE = 'quay.io/lbdns/lbdns';
 const RBAC = 'rbac.authorization.k8s.io/v1';
 
 export interface Manifest {

@@ -18,7 +18,7 @@ export const CRDS = Object.keys(INFRASTRUCTURE_CRDS) as (keyof typeof INFRASTRUC
 
 export type OnPrem = ClusterFixture;
 
-export const HNS_TYPE = resourceType('lbdns.io/v1alpha1', 'hostednetservices', 'HostedNetServices', { hasStatus: true });
+const HNS_TYPE = resourceType('lbdns.io/v1alpha1', 'hostednetservices', 'HostedNetServices', { hasStatus: true });
 export const HNS = { resource: 'hostednetservices', name: 'cluster' } as const;
 
 export function hostedNetServices(dns: Record<string, unknown>, name = 'cluster'): KubeObject {
