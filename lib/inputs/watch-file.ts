@@ -2,6 +2,9 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 
+/** An editor's or a rename's burst of events, read once. */
+const DEBOUNCE_MS = 100;
+
 export interface FileWatch {
   close(): void;
 }
@@ -11,7 +14,7 @@ export interface FileWatch {
  * watched. The directory is watched, not the
  * file: resolv.conf is usually replaced by a rename, which a watch on the old inode misses.
  */
-export function watchFile(path: string, onChange: () => void | Promise<void>, debounceMs = 100): FileWatch {
+export function watchFile(path: string, onChange: () => void | Promise<void>): FileWatch {
   const name = basename(path);
   let last: string | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -28,7 +31,7 @@ export function watchFile(path: string, onChange: () => void | Promise<void>, de
   const watcher: FSWatcher = watch(dirname(path), (_event, file) => {
     if (file !== null && file.toString() !== name) return;
     clearTimeout(timer);
-    timer = setTimeout(() => void check(), debounceMs);
+    timer = setTimeout(() => void check(), DEBOUNCE_MS);
   });
   return {
     close: () => {

@@ -36,8 +36,6 @@ export interface MonitorOptions {
   readonly sources: ClusterSources | undefined;
   readonly resolutions: Resolutions;
   readonly log: Logger;
-  /** Coalesces bursts of events into one computation. */
-  readonly debounceMs?: number;
   /** Called with each new desired state, one call at a time, once the first complete state exists. */
   readonly sink: (state: DesiredState) => Promise<void>;
   /** Names that must have addresses for a state to be complete; default: the role's (requiredNames). */
@@ -110,7 +108,7 @@ export class Monitor {
       return;
     }
     this.firstScheduled ??= Date.now();
-    const wait = Math.min(this.opts.debounceMs ?? DEBOUNCE_MS, Math.max(0, this.firstScheduled + MAX_WAIT_MS - Date.now()));
+    const wait = Math.min(DEBOUNCE_MS, Math.max(0, this.firstScheduled + MAX_WAIT_MS - Date.now()));
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.run(), wait);
   }

@@ -16,9 +16,10 @@ export interface PublishOptions {
   readonly dryRun: boolean;
   readonly log: Logger;
   readonly stdout: { write(chunk: string): unknown };
-  /** Attempts after a 409 Conflict. */
-  readonly conflictRetries?: number;
 }
+
+/** Attempts after a 409 Conflict. */
+const CONFLICT_RETRIES = 5;
 
 export interface PublishResult {
   readonly plan: StatusPlan;
@@ -95,7 +96,7 @@ export async function publishLbIps(kc: KubeConfig, lists: LbIpLists, opts: Publi
       return { plan, patched: true };
     },
     {
-      retries: opts.conflictRetries ?? 5,
+      retries: CONFLICT_RETRIES,
       minTimeout: 50,
       maxTimeout: 2000,
       // API failures (409, 5xx, the server unreachable) are worth a re-read; a refusal of the plan is not.
