@@ -29,7 +29,7 @@ const LIST_IDLE_TIMEOUT_MS = 60_000;
  * GETs a collection as plain JSON, with the credentials, TLS settings and proxy of the
  * kubeconfig, applied the way client-node applies them to its watches. client-node's typed
  * list calls build a class instance for every object and field on top of the parsed JSON:
- * for thousands of Nodes that doubled the memory and the time a list takes, and watch events
+ * for thousands of Nodes that doubles the memory and the time a list takes, and watch events
  * arrive as plain JSON anyway.
  */
 export async function listJson(

@@ -35,7 +35,7 @@ function isSpace(code: number): boolean {
  * only \" is an escape (a backslash before anything else stays); `#` outside quotes starts a
  * comment even in the middle of a word. Words are sliced out of the text rather than built a
  * character at a time: a 10,000-node Corefile is 400 kB, and the garbage of per-character
- * strings made the check grow faster than the file.
+ * strings would make the check grow faster than the file.
  */
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
