@@ -721,35 +721,6 @@ test('timeoutSeconds ends a watch cleanly', async () => {
   });
 });
 
-test('bookmarks reach only the watches that allow them', async () => {
-  await withServer({}, async ({ server, kc }) => {
-    const path = `/api/v1/namespaces/${NS}/configmaps`;
-    const rv = server.resourceVersion;
-    const withBookmarks = await recordWatch(kc, path, { resourceVersion: rv, allowWatchBookmarks: true });
-    const without = await recordWatch(kc, path, { resourceVersion: rv });
-    try {
-      await until(() => server.watchCount === 2, 'both watches');
-      server.bookmark();
-      server.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: NS } });
-      await until(() => withBookmarks.events.length === 2 && without.events.length === 1, 'the events');
-      assert.equal(
-        withBookmarks.events.map((e) => [e.type, e.resourceVersion]),
-        [
-          ['BOOKMARK', rv],
-          ['ADDED', server.resourceVersion],
-        ],
-      );
-      assert.equal(
-        without.events.map((e) => e.type),
-        ['ADDED'],
-      );
-    } finally {
-      withBookmarks.stop();
-      without.stop();
-    }
-  });
-});
-
 test('a watch with a label selector sees an object leave its selection as DELETED', async () => {
   await withServer({}, async ({ server, kc }) => {
     server.create(service('lb', NS, { app: 'router' }));

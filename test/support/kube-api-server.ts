@@ -624,7 +624,6 @@ interface HistoryEvent {
 interface Watcher {
   readonly rt: ResourceType;
   readonly matches: Predicate;
-  readonly bookmarks: boolean;
   readonly res: ServerResponse;
   /** The last resourceVersion this watcher has been brought up to. */
   position: number;
@@ -649,6 +648,9 @@ function specOf(rt: ResourceType, obj: KubeObject): Record<string, unknown> {
   return rt.hasStatus ? rest : { ...rest, status };
 }
 
+/** Watch events kept for replay; older resourceVersions get 410 Expired. */
+const HISTORY_SIZE = 1000;
+
 class Store {
   private rv = 1000;
   private historyStart = 1000;
@@ -657,7 +659,6 @@ class Store {
   readonly watchers = new Set<Watcher>();
 
   constructor(
-    private readonly historySize: number,
     private readonly validators: Readonly<Record<string, Validator>>,
   ) {}
 
@@ -790,8 +791,8 @@ class Store {
     else this.bucket(rt).set(key, clone(obj));
     const event: HistoryEvent = { rv: this.rv, rt, type, object: clone(obj), old };
     this.history.push(event);
-    if (this.history.length > this.historySize) {
-      const dropped = this.history.splice(0, this.history.length - this.historySize);
+    if (this.history.length > HISTORY_SIZE) {
+      const dropped = this.history.splice(0, this.history.length - HISTORY_SIZE);
       this.historyStart = dropped[dropped.length - 1]?.rv ?? this.historyStart;
     }
     for (const watcher of this.watchers) this.deliver(watcher, event);
@@ -842,21 +843,9 @@ class Store {
       this.detach(watcher);
     }
   }
-
-  bookmark(): void {
-    for (const watcher of this.watchers) {
-      if (!watcher.bookmarks) continue;
-      watcher.position = this.rv;
-      writeEvent(watcher, 'BOOKMARK', {
-        apiVersion: apiVersionOf(watcher.rt),
-        kind: watcher.rt.kind,
-        metadata: { resourceVersion: String(this.rv) },
-      });
-    }
-  }
 }
 
-function writeEvent(watcher: Watcher, type: EventType | 'ERROR' | 'BOOKMARK', object: unknown): void {
+function writeEvent(watcher: Watcher, type: EventType | 'ERROR', object: unknown): void {
   if (!watcher.res.writableEnded && !watcher.res.destroyed) watcher.res.write(`${JSON.stringify({ type, object })}\n`);
 }
 
@@ -906,8 +895,6 @@ export interface KubeApiServerOptions {
   readonly user?: string;
   /** Keyed `group/plural` (`config.openshift.io/infrastructures`), or the bare plural for the core group. */
   readonly validators?: Readonly<Record<string, Validator>>;
-  /** Watch events kept for replay; older resourceVersions get 410. Default 1000. */
-  readonly historySize?: number;
   /** Served in addition to RESOURCE_TYPES. */
   readonly extraResources?: readonly ResourceType[];
   /** Makes each list answer take as long as a real server's would (benchmarks only; tests answer at once). */
@@ -957,8 +944,6 @@ export interface KubeApiServer {
   compact(): void;
   /** Ends every open watch stream cleanly, as an apiserver does at its request timeout. */
   closeWatches(): void;
-  /** Sends a BOOKMARK with the current resourceVersion to watches that asked for them. */
-  bookmark(): void;
   /** Answers the next `count` matching requests with `status` and the Status body a real server would send. */
   failNext(match: FailMatch, status: number, count?: number): void;
   /** Sets (or with undefined clears) the hook run when a write arrives, before it is applied. */
@@ -990,7 +975,7 @@ class TestKubeApiServer implements KubeApiServer {
 
   constructor(private readonly options: KubeApiServerOptions) {
     this.types = [...RESOURCE_TYPES, ...(options.extraResources ?? [])];
-    this.store = new Store(options.historySize ?? 1000, options.validators ?? {});
+    this.store = new Store(options.validators ?? {});
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) res.writeHead(500).end(String(err));
@@ -1101,10 +1086,6 @@ class TestKubeApiServer implements KubeApiServer {
 
   closeWatches(): void {
     for (const watcher of [...this.store.watchers]) this.store.detach(watcher);
-  }
-
-  bookmark(): void {
-    this.store.bookmark();
   }
 
   failNext(match: FailMatch, status: number, count = 1): void {
@@ -1407,7 +1388,6 @@ class TestKubeApiServer implements KubeApiServer {
     const watcher: Watcher = {
       rt,
       matches: (obj) => (!ns || obj.metadata.namespace === ns) && matches(obj),
-      bookmarks: isTrue(query.get('allowWatchBookmarks')),
       res,
       position: this.store.resourceVersion,
     };
