@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
 import type { RawConfig } from '../lib/inputs/config.js';
-import { captured, until } from './support/cluster-fixture.js';
+import { captured, REFRESH_WAIT_MS, until } from './support/cluster-fixture.js';
 import { loadCrd, validateObject } from './support/crd-validate.js';
 import { CRD_DIR, crdValidators } from './support/crd-validators.js';
 import { withDnsServer } from './support/dns-server.js';
@@ -154,7 +154,6 @@ async function startWatch(cluster: Cluster, flags: RawConfig = {}, fields = 'api
     io: { stdout: stdout.stream, stderr: stderr.stream },
     signal: abort.signal,
     onListening: listening,
-    minRefreshSeconds: 0.05,
   });
   const health = await Promise.race([started, exited.then((code) => Promise.reject(new Error(`--watch exited with ${code} before listening:\n${stderr.text()}`)))]);
   return {
@@ -508,7 +507,7 @@ test('--watch: while an LB hostname gets SERVFAIL its list keeps its last IPs, a
       watching = w;
       await until('the first publication', () => clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs?.[0] === '10.0.1.41');
       dns.fail(LB_HOSTNAME, 'servfail');
-      await until('a failed refresh', () => w.stderr().includes('"reason":"SERVFAIL"'));
+      await until('a failed refresh', () => w.stderr().includes('"reason":"SERVFAIL"'), REFRESH_WAIT_MS);
       cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': '10.0.0.11' } });
       await until('the new api IP', () => clusterHostedOf(cluster.server)?.apiLoadBalancerIPs?.[0] === '10.0.0.11');
       assert.equal(clusterHostedOf(cluster.server)?.ingressLoadBalancerIPs, ['10.0.1.41']);

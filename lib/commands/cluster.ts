@@ -101,11 +101,6 @@ export interface PipelineOptions {
   readonly metrics?: Metrics;
   readonly events?: EventSink;
   readonly dnsServers: readonly string[] | undefined;
-  /**
-   * Shortest time between two resolutions of an LB hostname, whatever its TTL says; default
-   * ResolutionCache's 5 s. Lower only where the DNS server is one's own (tests, a lab).
-   */
-  readonly minRefreshSeconds?: number;
   readonly sink: (state: DesiredState) => Promise<void>;
 }
 
@@ -131,7 +126,6 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   const resolver = new HostResolver({ servers: opts.dnsServers });
   const resolutions = new ResolutionCache({
     resolver,
-    minRefreshSeconds: opts.minRefreshSeconds,
     onChange: (hostname, before, after) => {
       log.info('LB hostname answer changed', { hostname, from: before ? [...before.v4, ...before.v6] : [], to: after ? [...after.v4, ...after.v6] : [] });
       schedule();

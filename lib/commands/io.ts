@@ -34,6 +34,4 @@ export interface LongRunningOptions {
   readonly signal?: AbortSignal;
   /** Told the bound health address once listening (for `:0`). */
   readonly onListening?: (address: string) => void;
-  /** See PipelineOptions.minRefreshSeconds; not a flag, since a real resolver's TTLs are what to follow. */
-  readonly minRefreshSeconds?: number;
 }

@@ -99,7 +99,7 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
       log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: publishRetry.failed() });
     }
   };
-  const monitor = await startPipeline(ctx, { ...pipeline, metrics, minRefreshSeconds: opts.minRefreshSeconds, sink });
+  const monitor = await startPipeline(ctx, { ...pipeline, metrics, sink });
   const health = await startHealthServer(opts.metricsAddr, metrics, () => published, 'the LB IPs have not been published yet');
   opts.onListening?.(health.address);
   log.info('watching', { fields: owned, health: health.address });

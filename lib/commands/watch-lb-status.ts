@@ -93,7 +93,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     metrics.ready.set(1);
   };
 
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), minRefreshSeconds: opts.minRefreshSeconds, sink });
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink });
   const withheldLines = () => withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`);
   const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet', withheldLines);
   opts.onListening?.(health.address);

@@ -22,6 +22,11 @@ export const APPS = `*.apps.${DOMAIN}`;
 export const ROUTER = { resource: 'services', namespace: 'openshift-ingress', name: 'router-default' } as const;
 export const LB_CONFIG = { resource: 'configmaps', namespace: 'openshift-aws-infra', name: 'lbconfigfordns' } as const;
 export const DNSRECORD_NS = 'openshift-ingress-operator';
+/**
+ * How long a monitor may take to ask DNS about an LB hostname again: ResolutionCache's floor of
+ * 5 s whatever the TTL (plus 10 % jitter), and a try that times out.
+ */
+export const REFRESH_WAIT_MS = 10_000;
 
 /** One `status.loadBalancer.ingress[]` entry; `unknown` so tests can seed what the API server accepts but lbdns must not trust. */
 export type IngressEntry = unknown;
@@ -128,7 +133,6 @@ export interface RunningMonitor {
 export interface StartMonitorOptions {
   /** Merged over `--out` (the fixture's) and `--upstream 10.0.0.2`. */
   readonly flags?: RawConfig;
-  readonly minRefreshSeconds?: number;
 }
 
 /** Runs `watch-lb-status` in-process against the fixture, as the monitor container would. */
@@ -147,7 +151,6 @@ export async function startMonitor(cluster: ClusterFixture, opts: StartMonitorOp
     io: { stdout: stdout.stream, stderr: stderr.stream },
     signal: abort.signal,
     onListening: listening,
-    minRefreshSeconds: opts.minRefreshSeconds,
   });
   const address = await Promise.race([health, exited.then((code) => Promise.reject(new Error(`the monitor exited with ${code} before listening:\n${stderr.text()}`)))]);
   const logs = () =>
