@@ -26,8 +26,10 @@ const nodeHasUrl = {
   },
 };
 
-// A stale chunk from an earlier build would ship beside the new ones.
-rmSync(outdir, { recursive: true, force: true });
+// A stale chunk from an earlier build would ship beside the new ones. Only what a build writes
+// is removed: the directory given may hold other files.
+rmSync(join(outdir, 'chunks'), { recursive: true, force: true });
+rmSync(join(outdir, 'lbdns.mjs'), { force: true });
 mkdirSync(outdir, { recursive: true });
 await build({
   entryPoints: { lbdns: join(root, 'cmd/lbdns.ts') },

@@ -164,6 +164,16 @@ test('the build is the entry and the chunks it imports: no file from an earlier 
   assert.equal(await filesUnder(alone), [...reached].sort());
 });
 
+test('a build into a directory keeps the files there that it did not write', async () => {
+  const dir = join(work, 'shared-out');
+  await mkdir(dir);
+  await writeFile(join(dir, 'README'), 'not the build\n');
+  const r = await runProgram(process.execPath, [join(ROOT, 'scripts/bundle.mjs'), dir], { cwd: ROOT, env: process.env });
+  assert.is(r.code, 0, r.stderr);
+  assert.is(await readFile(join(dir, 'README'), 'utf8'), 'not the build\n');
+  assert.ok((await filesUnder(dir)).includes('lbdns.mjs'));
+});
+
 test('a local render loads neither the Kubernetes client nor prom-client: their chunks can be missing', async () => {
   const pruned = join(work, 'pruned');
   await mkdir(pruned);
