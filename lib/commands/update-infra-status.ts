@@ -82,7 +82,7 @@ async function publishOnce(opts: UpdateInfraStatusOptions, owned: readonly LbNam
 
 async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext, stop: Stop): Promise<number> {
   const { log, pipeline, publish } = wiring(opts, owned, ctx);
-  const metrics = await createMetrics();
+  const metrics = await createMetrics('infra-status');
   let published = false;
   const publishRetry = new Backoff(() => monitor.schedule(), PUBLISH_RETRY);
   // A failed publish is tried again on its own: in a quiet cluster no event would come to do it.

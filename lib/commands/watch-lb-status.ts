@@ -37,7 +37,7 @@ export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<
 
 async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const log = loggerFor(opts.io);
-  const metrics = await createMetrics();
+  const metrics = await createMetrics('corefile');
   const requireOut = (raw: RawConfig): string => {
     if (raw.out === undefined || raw.out === '-') throw new ConfigError('--out is required: the Corefile path CoreDNS reads (e.g. /etc/coredns/Corefile)');
     return raw.out;

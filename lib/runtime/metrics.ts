@@ -21,7 +21,11 @@ export interface Metrics {
   readonly infraStatusInSync: Gauge;
 }
 
-export async function createMetrics(): Promise<Metrics> {
+/**
+ * `corefile` (watch-lb-status) or `infra-status` (update-infra-status --watch): each exports
+ * the gauges of its own output only, so an alert on the other's reads nothing rather than a 0.
+ */
+export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promise<Metrics> {
   // A CommonJS package: its exports object is the namespace's default, under Node and in the build alike.
   const { default: prom } = await import('prom-client');
   const registry = new prom.Registry();
@@ -39,9 +43,9 @@ export async function createMetrics(): Promise<Metrics> {
     ready: new prom.Gauge({ name: 'lbdns_ready', help: '1 once the first complete Corefile was rendered', ...opts }),
     namesRefused: new prom.Counter({ name: 'lbdns_names_refused_total', help: 'DNS names cluster objects asked for that lbdns refused to serve, counted when each refusal first appears, by object kind and reason', labelNames: ['source', 'reason'], ...opts }),
     sourceDataIgnored: new prom.Counter({ name: 'lbdns_source_data_ignored_total', help: 'Other data from cluster objects that lbdns refused, counted when each first appears, by source', labelNames: ['source'], ...opts }),
-    corefileOutOfDate: new prom.Gauge({ name: 'lbdns_corefile_out_of_date', help: '1 while the Corefile on disk is not the one the sources call for (render or write failing)', ...opts }),
+    corefileOutOfDate: new prom.Gauge({ name: 'lbdns_corefile_out_of_date', help: '1 while the Corefile on disk is not the one the sources call for (render or write failing)', registers: purpose === 'corefile' ? [registry] : [] }),
     unresolvable: () => [],
-    infraStatusInSync: new prom.Gauge({ name: 'lbdns_infrastructure_status_in_sync', help: '1 while the Infrastructure status holds the LB IPs lbdns computed, 0 while publishing them fails', ...opts }),
+    infraStatusInSync: new prom.Gauge({ name: 'lbdns_infrastructure_status_in_sync', help: '1 while the Infrastructure status holds the LB IPs lbdns computed, 0 while publishing them fails', registers: purpose === 'infra-status' ? [registry] : [] }),
   };
   new prom.Gauge({
     name: 'lbdns_lb_hostnames_unresolvable',
