@@ -1,5 +1,6 @@
 import { Builtins, Cli, type BaseContext } from 'clipanion';
 import { EXIT, exitCodeOf, LbdnsError } from '../lib/errors.js';
+import { flushQuietly, watchOutput } from '../lib/sinks/stdout.js';
 import { CheckDnsCommand } from './check-dns.js';
 import { DisplayCommand } from './display.js';
 import { commandHelp, topHelp } from './help.js';
@@ -30,11 +31,26 @@ function namedCommands(argv: readonly string[]): (typeof COMMANDS)[number][] {
   return COMMANDS.filter((c) => c.paths?.some((path) => path.every((segment, i) => argv[i] === segment)));
 }
 
+type CliContext = Pick<BaseContext, 'stdout' | 'stderr'> & Partial<BaseContext>;
+
 /**
- * Runs one command line and returns its exit code. Clipanion prints its own errors to
- * stdout; here every error goes to stderr so stdout carries only the command's output.
+ * Runs one command line and returns its exit code once everything it printed has reached
+ * its reader: a command whose output could not be written whole fails (exit 1).
  */
-export async function runCli(argv: readonly string[], context: Pick<BaseContext, 'stdout' | 'stderr'> & Partial<BaseContext>): Promise<number> {
+export async function runCli(argv: readonly string[], context: CliContext): Promise<number> {
+  const output = watchOutput(context.stdout);
+  let code = await runCommandLine(argv, context);
+  const failed = await output.finish();
+  if (failed !== undefined && code === EXIT.ok) {
+    context.stderr.write(`lbdns: error: ${failed.message}\n`);
+    code = failed.exitCode;
+  }
+  await flushQuietly(context.stderr);
+  return code;
+}
+
+/** Clipanion prints its own errors to stdout; here every error goes to stderr so stdout carries only the command's output. */
+async function runCommandLine(argv: readonly string[], context: CliContext): Promise<number> {
   const cli = buildCli(argv);
   const ctx = { ...Cli.defaultContext, ...context };
   let command;
