@@ -25,7 +25,7 @@ async function withNodes(nodes: Record<string, string[]>, pageSize: number | und
     name: 'nodes',
     what: 'list nodes',
     path: '/api/v1/nodes',
-    list: (page) => listJson(kc, '/api/v1/nodes', page),
+    list: ({ onContinue, ...page }) => listJson(kc, '/api/v1/nodes', page, true, onContinue),
     ...(pageSize === undefined ? {} : { pageSize }),
     project: (obj) => nodeProjection(obj as V1Node),
     log: quiet,

@@ -63,6 +63,38 @@ test('with a selection, only the parts it names are built from the answer', asyn
   });
 });
 
+test('the next page token is handed over as soon as it arrives, before the page items', async () => {
+  let tokenSeen: () => void = () => undefined;
+  const seen = new Promise<void>((resolve) => {
+    tokenSeen = resolve;
+  });
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"page-2"},"items":[');
+    // The items come only once the client has the token: without it, this list never ends.
+    void seen.then(() => res.end('{"metadata":{"name":"master-0"}}]}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  try {
+    const tokens: string[] = [];
+    const list = await listJson(kc, '/api/v1/nodes', { limit: 1 }, true, (token) => {
+      tokens.push(token);
+      tokenSeen();
+    });
+    assert.equal(tokens, ['page-2']);
+    assert.equal(list.items, [{ metadata: { name: 'master-0' } }]);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
 test('the request carries the kubeconfig credentials and the query', async () => {
   await withServer({ status: 200, body: NODE_LIST }, async (kc, asked) => {
     await listJson(kc, '/api/v1/nodes', { limit: 500, continue: 'abc', fieldSelector: 'metadata.name=x' });
@@ -119,7 +151,7 @@ test('a list whose server stops sending fails after the idle timeout instead of 
   });
   try {
     const started = Date.now();
-    const err = await listJson(kc, '/api/v1/nodes', {}, true, 200).then(
+    const err = await listJson(kc, '/api/v1/nodes', {}, true, undefined, 200).then(
       () => undefined,
       (e: unknown) => e as Error,
     );

@@ -9,6 +9,8 @@ import { kubeModule } from './client.js';
 export interface ListPage {
   readonly limit?: number;
   readonly continue?: string;
+  /** Called with the next page's token as soon as it arrives, which may be before the items. */
+  readonly onContinue?: (token: string) => void;
 }
 
 const WATCH_TIMEOUT_MIN_S = 300;
@@ -91,15 +93,39 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       return controller;
     }
   }
+  type Fetched = { readonly page: KubernetesListObject<T>; readonly next: Promise<Fetched> | undefined };
+  // The next page is asked for as soon as its token arrives (kube-apiserver sends the list's
+  // metadata before its items): the server prepares it while this one is received and decoded.
+  const fetchPage = (size: number, token: string | undefined): Promise<Fetched> => {
+    let next: Promise<Fetched> | undefined;
+    const follow = (t: string) => {
+      if (next !== undefined) return;
+      next = fetchPage(size, t);
+      // Awaited only if this page succeeds; a failure of this one is what the list reports.
+      next.catch(() => undefined);
+    };
+    return opts.list({ limit: size, ...(token === undefined ? {} : { continue: token }), onContinue: follow }).then((page) => {
+      const t = continueOf(page);
+      if (t !== undefined) follow(t);
+      return { page, next };
+    });
+  };
   const listAll = async (): Promise<KubernetesListObject<T>> => {
     const keep = project ?? ((obj: T) => obj);
-    let page = await opts.list(pageSize === undefined ? {} : { limit: pageSize });
-    const items = page.items.map(keep);
-    for (let next = continueOf(page); pageSize !== undefined && next !== undefined; next = continueOf(page)) {
-      page = await opts.list({ limit: pageSize, continue: next });
-      for (const item of page.items) items.push(keep(item));
+    if (pageSize === undefined) {
+      const page = await opts.list({});
+      return { ...page, items: page.items.map(keep) };
     }
-    return { ...page, items };
+    const items: T[] = [];
+    let pending: Promise<Fetched> | undefined = fetchPage(pageSize, undefined);
+    let last: KubernetesListObject<T> | undefined;
+    while (pending !== undefined) {
+      const { page, next }: Fetched = await pending;
+      for (const item of page.items) items.push(keep(item));
+      last = page;
+      pending = next;
+    }
+    return { ...(last as KubernetesListObject<T>), items };
   };
   const informer = new k8s.ListWatch<T>(opts.path, new ProjectingWatch(opts.kc), listAll, false, undefined, opts.fieldSelector);
   let stopped = false;

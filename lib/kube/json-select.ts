@@ -57,7 +57,11 @@ export class JsonSelector {
   private parts: Buffer[] = [];
   private keyParts: Buffer[] = [];
 
-  constructor(selection: Selection) {
+  /** `onTopLevel` is told of each built member of the document's top object as soon as it is complete. */
+  constructor(
+    selection: Selection,
+    private readonly onTopLevel?: (key: string, value: unknown) => void,
+  ) {
     this.pending = selection;
   }
 
@@ -268,7 +272,10 @@ export class JsonSelector {
       if (built) parent.target.push(value);
       this.state = State.CommaOrEndArray;
     } else {
-      if (built) parent.target[parent.key] = value;
+      if (built) {
+        parent.target[parent.key] = value;
+        if (this.stack.length === 1) this.onTopLevel?.(parent.key, value);
+      }
       this.state = State.CommaOrEndObject;
     }
   }

@@ -19,6 +19,9 @@ class ListRequestError extends Error {
   }
 }
 
+/** Every member of a list, each built as it completes: its metadata (and next-page token) comes before its items. */
+const WHOLE_LIST: Selection = { kind: true, apiVersion: true, metadata: true, items: true };
+
 /**
  * A list whose connection carries nothing for this long fails, and its informer lists again:
  * a connection gone half-open would otherwise leave the source unsynced with no error.
@@ -36,7 +39,8 @@ export async function listJson(
   kc: KubeConfig,
   path: string,
   query: ListQuery,
-  select: Selection = true,
+  select: Selection = WHOLE_LIST,
+  onContinue?: (token: string) => void,
   idleTimeoutMs = LIST_IDLE_TIMEOUT_MS,
 ): Promise<KubernetesListObject<KubernetesObject>> {
   const server = kc.getCurrentCluster()?.server;
@@ -54,7 +58,11 @@ export async function listJson(
       const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
       // Built as it arrives, and only what `select` names: each read's buffer is garbage at once,
       // and the parts of a large list nobody reads never become strings or objects.
-      const selector = res.statusCode === 200 ? new JsonSelector(select) : undefined;
+      const onMetadata = (key: string, value: unknown) => {
+        const token = key === 'metadata' ? (value as { continue?: unknown } | null)?.continue : undefined;
+        if (typeof token === 'string' && token !== '') onContinue?.(token);
+      };
+      const selector = res.statusCode === 200 ? new JsonSelector(select === true ? WHOLE_LIST : select, onContinue && onMetadata) : undefined;
       const errorText: Buffer[] = [];
       const failed = (err: unknown) => {
         body.destroy();
