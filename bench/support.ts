@@ -166,10 +166,11 @@ export interface MonitorArgs {
 /** `node dist/lbdns.mjs watch-lb-status …`, returned once it logs that it is watching. */
 export async function spawnMonitor(args: MonitorArgs): Promise<MonitorProcess> {
   killChildrenOnExit();
-  const argv = [BUNDLE, 'watch-lb-status', args.kubeconfig, '--out', args.out, '--upstream', UPSTREAM, '--metrics-addr', '127.0.0.1:0'];
+  const argv = ['watch-lb-status', args.kubeconfig, '--out', args.out, '--upstream', UPSTREAM, '--metrics-addr', '127.0.0.1:0'];
   if (args.dnsServer !== undefined) argv.push('--dns-server', args.dnsServer);
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LBDNS_LOG_LEVEL: 'info' } });
+  // Run as `lbdns` runs in the image: by its #! line, with the Node flags that line carries.
+  const child = spawn(BUNDLE, argv, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LBDNS_LOG_LEVEL: 'info' } });
   children.add(child);
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {

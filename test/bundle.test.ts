@@ -204,6 +204,20 @@ test('run through a link named lbdns, as the image puts it on PATH, the bundle s
   assert.is(r.stdout.trim(), '0.1.0');
 });
 
+test('started by its #! line, the bundle asks Node for a 1 MiB young generation', async () => {
+  // A `node` first on PATH that reports how the #! line started it.
+  const bin = await mkdtemp(join(tmpdir(), 'lbdns-node-'));
+  try {
+    await writeFile(join(bin, 'node'), '#!/bin/sh\nprintf "%s\\n" "$@"\n', { mode: 0o755 });
+    await chmod(bundle, 0o755);
+    const r = await runProgram(bundle, ['--version'], { cwd: alone, env: { PATH: `${bin}:/usr/bin:/bin` } });
+    assert.is(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim().split('\n'), ['--max-semi-space-size=1', bundle, '--version']);
+  } finally {
+    await rm(bin, { recursive: true, force: true });
+  }
+});
+
 test('the image builds this bundle and runs it as a non-root user, lbdns being its entrypoint', async () => {
   const dockerfile = await readFile(join(ROOT, 'Dockerfile'), 'utf8');
   const stages = dockerfile.split(/^FROM /m).slice(1);

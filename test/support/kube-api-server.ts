@@ -23,6 +23,12 @@ import { dump as toYaml } from 'js-yaml';
 const GZIP_THRESHOLD_BYTES = 128 * 1024;
 
 /** `gzip` among the codings of an Accept-Encoding header, and not refused with `q=0`. */
+/** An answer's body as sent: gzipped or not, as the client asked. */
+interface Encoded {
+  readonly body: string | Buffer;
+  readonly gzip: boolean;
+}
+
 function acceptsGzip(header: string | undefined): boolean {
   return (header ?? '').split(',').some((coding) => {
     const [name, ...params] = coding.split(';').map((part) => part.trim().toLowerCase());
@@ -1156,16 +1162,14 @@ class TestKubeApiServer implements KubeApiServer {
       record(status);
       write(status, JSON.stringify(body), headers);
     };
-    const write = (status: number, text: string, headers: Record<string, string> = {}): void => {
-      // kube-apiserver gzips an answer over 128 KiB for a client that accepts it (APIResponseCompression).
-      if (text.length > GZIP_THRESHOLD_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
-        res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...headers });
-        res.end(gzipSync(text, { level: 1 }));
-        return;
-      }
-      res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-      res.end(text);
+    // kube-apiserver gzips an answer over 128 KiB for a client that accepts it (APIResponseCompression).
+    const encode = (text: string): Encoded =>
+      text.length > GZIP_THRESHOLD_BYTES && acceptsGzip(req.headers['accept-encoding']) ? { body: gzipSync(text, { level: 1 }), gzip: true } : { body: text, gzip: false };
+    const writeEncoded = (status: number, { body, gzip }: Encoded, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { 'Content-Type': 'application/json', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}), ...headers });
+      res.end(body);
     };
+    const write = (status: number, text: string, headers: Record<string, string> = {}): void => writeEncoded(status, encode(text), headers);
     try {
       if (this.options.token !== undefined && req.headers.authorization !== `Bearer ${this.options.token}`) {
         throw unauthorized();
@@ -1187,7 +1191,7 @@ class TestKubeApiServer implements KubeApiServer {
         return;
       }
       if (!rt) throw pathNotFound();
-      await this.resourceRequest(rt, attrs, pathName, method, url, req, res, send, record, write);
+      await this.resourceRequest(rt, attrs, pathName, method, url, req, res, send, record, { encode, write: writeEncoded });
     } catch (err) {
       if (err instanceof StatusError) send(err.status.code, err.status);
       else send(500, internalError(err instanceof Error ? err.message : String(err)).status);
@@ -1217,7 +1221,7 @@ class TestKubeApiServer implements KubeApiServer {
     res: ServerResponse,
     send: (status: number, body: unknown) => void,
     record: (status: number) => void,
-    write: (status: number, text: string) => void,
+    answer: { readonly encode: (text: string) => Encoded; readonly write: (status: number, encoded: Encoded) => void },
   ): Promise<void> {
     const { verb, namespace, subresource } = attrs;
     if (subresource !== '' && !(subresource === 'status' && rt.hasStatus)) throw pathNotFound();
@@ -1234,11 +1238,12 @@ class TestKubeApiServer implements KubeApiServer {
       }
       const started = performance.now();
       const text = JSON.stringify(this.listBody(rt, ns, matches, query));
+      const body = answer.encode(text);
       const cost = this.options.listCost;
-      // The server's own work counts towards the modelled cost: it only waits for the rest.
+      // The server's own work, compression included, counts towards the modelled cost: it only waits for the rest.
       if (cost !== undefined) await sleep(Math.max(0, cost.perRequestMs + (text.length / 1e6) * cost.perMegabyteMs - (performance.now() - started)));
       record(200);
-      write(200, text);
+      answer.write(200, body);
       return;
     }
     if (verb === 'get') {
