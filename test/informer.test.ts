@@ -101,4 +101,51 @@ test('an update to what the projection keeps is reported, and cached', async () 
   });
 });
 
+
+test('the next page is asked for as soon as its token arrives, while the page before is still being read', async () => {
+  const cluster = await startCluster({ nodes: {} });
+  const kc = new KubeConfig();
+  kc.loadFromString(cluster.server.kubeconfig());
+  const asked: (string | undefined)[] = [];
+  let secondAsked: () => void = () => undefined;
+  const second = new Promise<void>((resolve) => {
+    secondAsked = resolve;
+  });
+  const page = (name: string, token?: string) => ({
+    apiVersion: 'v1',
+    kind: 'NodeList',
+    metadata: { resourceVersion: cluster.server.resourceVersion, ...(token ? { continue: token } : {}) },
+    items: [{ apiVersion: 'v1', kind: 'Node', metadata: { name, resourceVersion: '1' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.5' }] } }],
+  });
+  const collection = await watchCollection<KubernetesObject>({
+    kc,
+    name: 'nodes',
+    what: 'list nodes',
+    path: '/api/v1/nodes',
+    pageSize: 1,
+    list: async ({ continue: token, onContinue }) => {
+      asked.push(token);
+      if (token === undefined) {
+        onContinue?.('page-2');
+        // The first page ends only once the second has been asked for: a client that waits for
+        // the end of a page before asking for the next never gets here.
+        await Promise.race([second, sleep(2000).then(() => Promise.reject(new Error('the second page was not asked for before the first ended')))]);
+        return page('master-0', 'page-2');
+      }
+      secondAsked();
+      return page('master-1');
+    },
+    project: (obj) => nodeProjection(obj as V1Node),
+    log: quiet,
+    onChange: () => undefined,
+  });
+  try {
+    assert.equal(asked, [undefined, 'page-2']);
+    assert.equal(names(collection.items()), ['master-0', 'master-1']);
+  } finally {
+    await collection.stop();
+    await cluster.close();
+  }
+});
+
 test.run();
