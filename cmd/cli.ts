@@ -1,5 +1,5 @@
 import { Builtins, Cli, type BaseContext } from 'clipanion';
-import { EXIT, exitCodeOf, LbdnsError } from '../lib/errors.js';
+import { EXIT, exitCodeOf, failureMessage, printable } from '../lib/errors.js';
 import { flushQuietly, watchOutput } from '../lib/sinks/stdout.js';
 import { CheckDnsCommand } from './check-dns.js';
 import { DisplayCommand } from './display.js';
@@ -42,11 +42,31 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
   let code = await runCommandLine(argv, context);
   const failed = await output.finish();
   if (failed !== undefined && code === EXIT.ok) {
-    context.stderr.write(`lbdns: error: ${failed.message}\n`);
+    context.stderr.write(`lbdns: error: ${printable(failed.message)}\n`);
     code = failed.exitCode;
   }
   await flushQuietly(context.stderr);
   return code;
+}
+
+/**
+ * `--ttl -1` as `--ttl=-1`: clipanion takes a value that starts with a dash for an option and
+ * reports "not enough arguments"; joined, the value reaches its check, which says what is wrong.
+ * No lbdns argument is a negative number on its own.
+ */
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (/^--[a-z][a-z-]*$/.test(arg) && next !== undefined && /^-\.?[0-9]/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 /** Clipanion prints its own errors to stdout; here every error goes to stderr so stdout carries only the command's output. */
@@ -55,9 +75,12 @@ async function runCommandLine(argv: readonly string[], context: CliContext): Pro
   const ctx = { ...Cli.defaultContext, ...context };
   let command;
   try {
-    command = cli.process([...argv], ctx);
+    command = cli.process(joinNegativeValues(argv), ctx);
   } catch (err) {
-    ctx.stderr.write(`lbdns: ${(err as Error).message.trim()}\nRun "lbdns --help" for usage.\n`);
+    // Clipanion appends a usage line with unnamed values (#0); the command's --help names them.
+    const reason = (err as Error).message.split('\n\n$ ')[0]?.trim() ?? '';
+    const help = ['lbdns', ...(namedCommands(argv)[0]?.paths?.[0] ?? []), '--help'].join(' ');
+    ctx.stderr.write(`lbdns: ${printable(reason)}\nRun "${help}" for usage.\n`);
     return EXIT.config;
   }
   if (!(command instanceof LbdnsCommand) && !(command instanceof Builtins.VersionCommand)) {
@@ -69,6 +92,6 @@ async function runCommandLine(argv: readonly string[], context: CliContext): Pro
   const code = await cli.run(command, ctx);
   if (!(command instanceof LbdnsCommand) || command.failure === undefined) return code;
   const err = command.failure;
-  ctx.stderr.write(`lbdns: error: ${err instanceof LbdnsError ? err.message : ((err as Error).stack ?? String(err))}\n`);
+  ctx.stderr.write(`lbdns: error: ${failureMessage(err, process.env.LBDNS_LOG_LEVEL === 'debug')}\n`);
   return exitCodeOf(err);
 }

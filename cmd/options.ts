@@ -6,7 +6,7 @@ import { parseNodeFlags } from '../lib/inputs/config.js';
 import { DEFAULT_INGRESS_SERVICE, parseObjectRef, type ClusterFlags } from '../lib/commands/cluster.js';
 import { LIMITS } from '../lib/model.js';
 import { LB_FLAGS, validateRole, validateUpstreams } from '../lib/inputs/spec.js';
-import { parseEndpoints, validateDnsName, validateDomain, validateIp, validateTtl } from '../lib/grammar/validate.js';
+import { parseEndpoints, validateDnsName, validateDomain, validateIp, validatePath, validateTtl } from '../lib/grammar/validate.js';
 import { parseDurationMs } from '../lib/grammar/go-duration.js';
 
 /**
@@ -51,6 +51,9 @@ export abstract class InputCommand extends LbdnsCommand {
    * it on the args of every shipped manifest.
    */
   checkFlags(): void {
+    for (const [flag, path] of [['--config', this.config], ['--template', this.template], ['--resolv-conf', this.resolvConf]] as const) {
+      if (path !== undefined) validatePath(flag, path);
+    }
     if (this.role !== undefined) validateRole(this.role);
     if (this.domain !== undefined) validateDomain('--domain', this.domain);
     if (this.ttl !== undefined) validateTtl('--ttl', this.ttl);
@@ -105,6 +108,8 @@ export abstract class ClusterCommand extends InputCommand {
 
   override checkFlags(): void {
     super.checkFlags();
+    if (this.kubeconfig !== undefined) validatePath('--kubeconfig', this.kubeconfig);
+    if (this.kubeconfigArg !== undefined) validatePath('KUBECONFIG argument', this.kubeconfigArg);
     this.clusterFlags();
     parseObjectRef('--ingress-service', this.ingressService);
     if (this.lbConfig !== undefined) parseObjectRef('--lb-config', this.lbConfig);

@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { renderCorefileCommand } from '../lib/commands/render-corefile.js';
+import { validatePath } from '../lib/grammar/validate.js';
 import { ClusterCommand } from './options.js';
 
 export class RenderCorefileCommand extends ClusterCommand {
@@ -22,6 +23,11 @@ export class RenderCorefileCommand extends ClusterCommand {
 
   out = Option.String('--out', { description: 'Where to write the Corefile, atomically (- or absent: stdout)' });
   diff = Option.Boolean('--diff', false, { description: 'Show what would change in --out without writing' });
+
+  override checkFlags(): void {
+    super.checkFlags();
+    if (this.out !== undefined) validatePath('--out', this.out);
+  }
 
   override async execute(): Promise<number> {
     return renderCorefileCommand({

@@ -1,5 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { watchLbStatusCommand } from '../lib/commands/watch-lb-status.js';
+import { validatePath } from '../lib/grammar/validate.js';
 import { parseListenAddress } from '../lib/runtime/health-server.js';
 import { ClusterCommand } from './options.js';
 
@@ -22,6 +23,7 @@ export class WatchLbStatusCommand extends ClusterCommand {
 
   override checkFlags(): void {
     super.checkFlags();
+    if (this.out !== undefined) validatePath('--out', this.out);
     parseListenAddress(this.metricsAddr);
   }
 

@@ -12,12 +12,81 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** Characters of a value a message shows; a longer one is cut and its length said. */
+export const ECHO_LIMIT = 200;
+
+const TOO_BIG = Symbol('too big');
+
+/** JSON of a value with at most a few hundred parts, so a shared-reference bomb cannot expand. */
+function boundedJson(value: unknown): string {
+  let parts = 0;
+  try {
+    const json = JSON.stringify(value, (_key, v: unknown) => {
+      if (++parts > 256) throw TOO_BIG;
+      return typeof v === 'number' && !Number.isFinite(v) ? String(v) : v;
+    });
+    return json ?? String(value);
+  } catch (err) {
+    if (err !== TOO_BIG) return String(value);
+    return Array.isArray(value) ? `[a list of ${value.length} items]` : '{an object too large to show}';
+  }
+}
+
+/**
+ * A value as a message shows it: a string quoted, anything else as JSON, with every control
+ * and non-ASCII character escaped so nothing reaches a terminal raw, cut to ECHO_LIMIT
+ * characters with the full length said. Every message that echoes input uses it.
+ */
+export function quote(value: unknown): string {
+  const isString = typeof value === 'string';
+  const text = isString ? value : typeof value === 'number' || typeof value === 'bigint' ? String(value) : boundedJson(value);
+  const cut = text.length > ECHO_LIMIT;
+  const part = cut ? text.slice(0, ECHO_LIMIT) : text;
+  // JSON has escaped the control characters and quotes of anything not a string already.
+  const shown = isString ? `"${escapeText(part)}${cut ? '…' : ''}"` : `${asciiOnly(part)}${cut ? '…' : ''}`;
+  return cut ? `${shown} (${text.length} characters)` : shown;
+}
+
+const asciiOnly = (text: string): string => text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** Control and non-ASCII characters as JSON escapes, quotes and backslashes escaped: one line of printable ASCII. */
+export function escapeText(text: string): string {
+  return asciiOnly(JSON.stringify(text).slice(1, -1));
+}
+
 export abstract class LbdnsError extends Error {
   abstract readonly exitCode: ExitCode;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
   }
+}
+
+/** Longest message printed: anything longer was built from input that escaped the echo limit. */
+const MESSAGE_LIMIT = 2000;
+
+/**
+ * Controls but the newline (C0, DEL, C1), bidirectional and zero-width formatting, line and
+ * paragraph separators. A newline is lbdns's own (a list of fields a 422 refused): quote()
+ * has escaped every newline of an echoed value already.
+ */
+const UNPRINTABLE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+/** A message as printed: nothing a terminal would act on, at most MESSAGE_LIMIT characters. */
+export function printable(message: string): string {
+  const line = message.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return line.length > MESSAGE_LIMIT ? `${line.slice(0, MESSAGE_LIMIT)}… (message cut at ${MESSAGE_LIMIT} of ${line.length} characters)` : line;
+}
+
+/**
+ * What the CLI prints for a failure. An LbdnsError says what to do; anything else is a bug in
+ * lbdns, printed as its class and message, and its stack only when asked for (LBDNS_LOG_LEVEL=debug).
+ */
+export function failureMessage(err: unknown, withStack: boolean): string {
+  if (err instanceof LbdnsError) return printable(err.message);
+  const e = err instanceof Error ? err : new Error(String(err));
+  const text = printable(`internal error (${e.name}: ${e.message}); please report it`);
+  return withStack && e.stack ? `${text}\n${e.stack}` : text;
 }
 
 /** Flags or arguments that cannot be parsed or do not fit together. */
@@ -34,7 +103,7 @@ export class ValidationError extends LbdnsError {
     readonly reason: string,
     readonly hint?: string,
   ) {
-    super(`${field}: ${value === undefined ? '' : `${JSON.stringify(value)} `}${reason}${hint ? `; ${hint}` : ''}`);
+    super(`${field}: ${value === undefined ? '' : `${quote(value)} `}${reason}${hint ? `; ${hint}` : ''}`);
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,8 @@ let dir: string;
 
 test.before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'lbdns-golden-'));
+  // A clone made under umask 002 leaves the template group-writable, which lbdns refuses.
+  await chmod(join(GOLDEN_DIR, 'custom.eta'), 0o644);
 });
 
 test.after(async () => {

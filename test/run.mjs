@@ -8,6 +8,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pattern = process.argv[2] ?? '\\.test\\.ts$';
 const limitMs = Number(process.env.LBDNS_TEST_TIMEOUT_MS ?? 15 * 60 * 1000);
 
+// Files the tests write are 0644 whatever the caller's umask: lbdns refuses a group-writable template.
+process.umask(0o022);
 const child = spawn(
   process.execPath,
   ['--import', 'tsx', join(root, 'node_modules/uvu/bin.js'), 'test', pattern],

@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { LocalSays } from '../sources/cluster-data.js';
 import { startClusterSources, type ObjectRef, type SourcePurpose } from '../sources/cluster-sources.js';
 import type { RawConfig } from '../inputs/config.js';
-import { ConfigError, ValidationError } from '../errors.js';
+import { ConfigError, quote, ValidationError } from '../errors.js';
 import { loadKubeConfig } from '../kube/client.js';
 import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-identity-read.js';
 import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
@@ -61,7 +61,7 @@ export interface PrepareOptions {
 function unsupportedPlatform(platformType: unknown, role: Role): ConfigError {
   const flags = ROLE_TRAITS[role].serves.includes('api') ? '--api-int-lb (and --api-lb)' : '--api-int-lb';
   return new ConfigError(
-    `infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(platformType ?? null)} is not one whose API LBs lbdns can read from the cluster (AWS, GCP, Azure; BareMetal, VSphere, OpenStack, oVirt, Nutanix), so nothing would give api-int an address; pass ${flags} (or loadBalancers in --config), or name a ConfigMap holding them with --lb-config NAMESPACE/NAME`,
+    `infrastructures.config.openshift.io/cluster: platform ${quote(platformType ?? null)} is not one whose API LBs lbdns can read from the cluster (AWS, GCP, Azure; BareMetal, VSphere, OpenStack, oVirt, Nutanix), so nothing would give api-int an address; pass ${flags} (or loadBalancers in --config), or name a ConfigMap holding them with --lb-config NAMESPACE/NAME`,
   );
 }
 

@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { quote, ValidationError } from '../errors.js';
 import { parseDurationMs } from './go-duration.js';
 import { canonicalIp } from './ip.js';
 import { LIMITS, type Endpoint, type ReloadSettings } from '../model.js';
@@ -43,7 +43,7 @@ export function validateDnsName(field: string, value: unknown, opts: { allowWild
   if (name.length > 253) fail('is longer than 253 characters');
   const labels = body.split('.');
   const bad = labels.find((label) => !LABEL.test(label));
-  if (bad !== undefined) fail(bad === '' ? 'has an empty label' : `has an invalid label "${bad}"`);
+  if (bad !== undefined) fail(bad === '' ? 'has an empty label' : `has an invalid label ${quote(bad)}`);
   if (/^[0-9]+$/.test(labels.at(-1) ?? '')) fail('ends in an all-numeric label, which is not a host name (a mistyped IP address?)');
   if (labels.length + (wildcard ? 1 : 0) < (opts.minLabels ?? 1)) fail(`needs at least ${opts.minLabels} labels`);
   return name;
@@ -107,4 +107,14 @@ export function validateReload(interval: unknown, jitter: unknown): ReloadSettin
     throw new ValidationError('--reload-jitter', jitter, `is more than half the interval (${intervalSeconds}s)`, 'CoreDNS would silently use half the interval instead; lower it');
   }
   return { intervalSeconds, jitterSeconds };
+}
+
+/**
+ * A file path from a flag or the config file. An empty one would reach the file system as the
+ * current directory's name ('' → rename fails with ENOENT), a NUL byte cuts it short.
+ */
+export function validatePath(field: string, value: string): string {
+  if (value === '') throw new ValidationError(field, value, 'is empty', 'give a file path');
+  if (value.includes('\0')) throw new ValidationError(field, value, 'holds a NUL character, which no file path can', 'give a file path');
+  return value;
 }

@@ -1,6 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { CORE_SCHEMA, load as parseYaml } from 'js-yaml';
 import { ConfigError, ValidationError } from '../errors.js';
+import { validatePath } from '../grammar/validate.js';
+import { readInputFile } from './admin-file.js';
 
 /**
  * The inputs as a config file or the flags give them: shape-checked, not yet validated.
@@ -23,7 +24,7 @@ export interface RawConfig {
   reload?: { interval?: number | string; jitter?: number | string };
 }
 
-type Shape = 'string' | 'strings' | 'scalar' | { [key: string]: Shape } | 'nodes';
+type Shape = 'string' | 'path' | 'strings' | 'scalar' | { [key: string]: Shape } | 'nodes';
 
 const SHAPE: Shape = {
   domain: 'string',
@@ -31,10 +32,10 @@ const SHAPE: Shape = {
   loadBalancers: { api: 'strings', apiInt: 'strings', ingress: 'strings' },
   nodes: 'nodes',
   upstreams: 'strings',
-  resolvConf: 'string',
+  resolvConf: 'path',
   dnsServers: 'strings',
-  template: 'string',
-  out: 'string',
+  template: 'path',
+  out: 'path',
   ttl: 'scalar',
   reload: { interval: 'scalar', jitter: 'scalar' },
 };
@@ -43,8 +44,9 @@ function checkShape(path: string, value: unknown, shape: Shape): void {
   const bad = (what: string): never => {
     throw new ValidationError(path || 'the top level', value, `is not ${what}`, 'fix the config file');
   };
-  if (shape === 'string') {
+  if (shape === 'string' || shape === 'path') {
     if (typeof value !== 'string') bad('a string');
+    if (shape === 'path') validatePath(path, value as string);
   } else if (shape === 'scalar') {
     if (typeof value !== 'string' && typeof value !== 'number') bad('a number or a string');
   } else if (shape === 'strings') {
@@ -65,6 +67,26 @@ function checkShape(path: string, value: unknown, shape: Shape): void {
   }
 }
 
+/**
+ * Where a parsed document uses one node twice — what a YAML alias makes, and a tree parsed
+ * from text without aliases never has — or undefined. Visits each node once: bounded by the
+ * file's size, not by what the aliases would expand to.
+ */
+function sharedNode(doc: unknown): string | undefined {
+  const seen = new Set<object>();
+  const visit = (value: unknown, where: string): string | undefined => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    if (seen.has(value)) return where;
+    seen.add(value);
+    for (const [key, child] of Object.entries(value)) {
+      const found = visit(child, Array.isArray(value) ? `${where}[${key}]` : where ? `${where}.${key}` : key);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return visit(doc, '');
+}
+
 /** Parses a YAML or JSON config file (JSON is YAML) and checks its shape. */
 function parseConfig(text: string, source: string): RawConfig {
   let doc: unknown;
@@ -76,6 +98,10 @@ function parseConfig(text: string, source: string): RawConfig {
     throw new ConfigError(`${source}: not valid YAML or JSON: ${(err as Error).message}`);
   }
   if (doc === null || doc === undefined) return {};
+  const shared = sharedNode(doc);
+  if (shared !== undefined) {
+    throw new ConfigError(`${source}: ${shared} is a YAML alias (*name) of an anchor (&name); lbdns does not expand aliases in a config file, as a few nested ones expand to gigabytes: write the value out`);
+  }
   try {
     checkShape('', doc, SHAPE);
   } catch (err) {
@@ -86,13 +112,7 @@ function parseConfig(text: string, source: string): RawConfig {
 }
 
 export async function loadConfigFile(path: string): Promise<RawConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`--config ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  return parseConfig(text, path);
+  return parseConfig(await readInputFile(path, { flag: '--config' }), path);
 }
 
 /** Field by field, `over` wins where it says something. */

@@ -1,6 +1,6 @@
 import { access, readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ConfigError } from '../errors.js';
+import { ConfigError, quote } from '../errors.js';
 
 export type KubeModule = typeof import('./api.js');
 
@@ -44,17 +44,17 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
     throw new ConfigError('no kubeconfig: pass its path (as the argument or --kubeconfig), set KUBECONFIG, or run in a pod with a service account');
   }
   const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: its current context "${kc.getCurrentContext()}" names no cluster; set current-context`);
+  if (!cluster) throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: its current context ${quote(kc.getCurrentContext())} names no cluster; set current-context`);
   let server: URL;
   try {
     server = new URL(cluster.server);
   } catch {
-    throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: cluster "${cluster.name}" has no valid server URL (${JSON.stringify(cluster.server)})`);
+    throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: cluster ${quote(cluster.name)} has no valid server URL (${quote(cluster.server)})`);
   }
   // client-node refuses every request to such a server, which would look like an API outage retried until --wait-timeout.
   if (server.protocol === 'http:' && !cluster.skipTLSVerify && !cluster.proxyUrl) {
     throw new ConfigError(
-      `kubeconfig ${path ?? '(in-cluster)'}: cluster "${cluster.name}" server ${JSON.stringify(cluster.server)} is plain HTTP, which the Kubernetes client refuses unless the cluster entry sets insecure-skip-tls-verify: true; use the API server's https:// URL`,
+      `kubeconfig ${path ?? '(in-cluster)'}: cluster ${quote(cluster.name)} server ${quote(cluster.server)} is plain HTTP, which the Kubernetes client refuses unless the cluster entry sets insecure-skip-tls-verify: true; use the API server's https:// URL`,
     );
   }
   return kc;

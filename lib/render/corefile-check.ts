@@ -1,4 +1,4 @@
-import { RenderError } from '../errors.js';
+import { quote, RenderError } from '../errors.js';
 import { parseGoDuration } from '../grammar/go-duration.js';
 import { parseHostPort } from '../grammar/host-port.js';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
@@ -122,7 +122,7 @@ function parseServerBlocks(text: string): ServerBlock[] {
   };
   while (i < lines.length) {
     const head = lines[i++] as Token[];
-    if (!isOpen(head.at(-1))) fail(head[0]?.line, `expected a server block "KEY {", found "${head.map((t) => t.text).join(' ')}"`);
+    if (!isOpen(head.at(-1))) fail(head[0]?.line, `expected a server block "KEY {", found ${quote(head.map((t) => t.text).join(' '))}`);
     const keys = head.slice(0, -1).map((t) => t.text);
     if (keys.length === 0) fail(head[0]?.line, 'server block without a zone');
     const directives: Directive[] = [];
@@ -134,7 +134,7 @@ function parseServerBlocks(text: string): ServerBlock[] {
         if (l!.length > 1) fail(first.line, 'unexpected text after "}"');
         break;
       }
-      if (isOpen(first) || first.quoted) fail(first.line, `expected a directive, found "${first.text}"`);
+      if (isOpen(first) || first.quoted) fail(first.line, `expected a directive, found ${quote(first.text)}`);
       const hasBlock = isOpen(l!.at(-1));
       const args = l!.slice(1, hasBlock ? -1 : undefined);
       if (args.some(isBrace)) fail(first.line, 'unexpected brace');
@@ -143,7 +143,7 @@ function parseServerBlocks(text: string): ServerBlock[] {
         block = [];
         for (;;) {
           const inner = lines[i++];
-          if (inner === undefined) fail(first.line, `block of "${first.text}" is never closed`);
+          if (inner === undefined) fail(first.line, `block of ${quote(first.text)} is never closed`);
           if (isClose(inner![0])) {
             if (inner!.length > 1) fail(inner![0]!.line, 'unexpected text after "}"');
             break;
@@ -166,19 +166,19 @@ const NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]*
 
 function checkAnswer(answer: Token, blockType: string): void {
   const fail = (msg: string): never => {
-    throw new RenderError(`Corefile line ${answer.line}: answer "${answer.text}" ${msg}`);
+    throw new RenderError(`Corefile line ${answer.line}: answer ${quote(answer.text)} ${msg}`);
   };
   const text = answer.text.replaceAll('{{ .Name }}', 'probe.example.');
   if (text.includes('{{') || text.includes('}}')) fail('uses a template action other than {{ .Name }}');
   const fields = text.trim().split(/\s+/);
   if (fields.length !== 5) fail('is not "NAME TTL CLASS TYPE DATA"');
   const [name, ttl, cls, type, data] = fields as [string, string, string, string, string];
-  if (!NAME.test(name) && name !== 'probe.example.') fail(`has an invalid owner name "${name}"`);
-  if (!/^[0-9]+$/.test(ttl) || Number(ttl) > 2147483647) fail(`has an invalid TTL "${ttl}"`);
-  if (cls.toUpperCase() !== 'IN') fail(`has class "${cls}", expected IN`);
+  if (!NAME.test(name) && name !== 'probe.example.') fail(`has an invalid owner name ${quote(name)}`);
+  if (!/^[0-9]+$/.test(ttl) || Number(ttl) > 2147483647) fail(`has an invalid TTL ${quote(ttl)}`);
+  if (cls.toUpperCase() !== 'IN') fail(`has class ${quote(cls)}, expected IN`);
   if (type.toUpperCase() !== blockType) fail(`is a ${type} record inside a template for ${blockType}: CoreDNS would SERVFAIL`);
   const ip = canonicalIp(data);
-  if (ip === null || ipFamily(ip) !== (blockType === 'A' ? 4 : 6)) fail(`has "${data}", not an IPv${blockType === 'A' ? 4 : 6} address`);
+  if (ip === null || ipFamily(ip) !== (blockType === 'A' ? 4 : 6)) fail(`has ${quote(data)}, not an IPv${blockType === 'A' ? 4 : 6} address`);
 }
 
 function checkTemplate(d: Directive): void {
@@ -187,9 +187,9 @@ function checkTemplate(d: Directive): void {
   };
   // CoreDNS looks class and type up case-sensitively: `in` or `a` fails plugin setup.
   const [cls, type] = d.args.map((t) => t.text);
-  if (cls === undefined || !CLASSES.has(cls)) fail(`invalid class "${d.args[0]?.text ?? ''}"`);
-  if (type === undefined || !RR_TYPES.has(type)) fail(`invalid type "${d.args[1]?.text ?? ''}"`);
-  for (const zone of d.args.slice(2)) if (!NAME.test(zone.text)) fail(`invalid zone "${zone.text}"`);
+  if (cls === undefined || !CLASSES.has(cls)) fail(`invalid class ${quote(d.args[0]?.text ?? '')}`);
+  if (type === undefined || !RR_TYPES.has(type)) fail(`invalid type ${quote(d.args[1]?.text ?? '')}`);
+  for (const zone of d.args.slice(2)) if (!NAME.test(zone.text)) fail(`invalid zone ${quote(zone.text)}`);
   for (const line of d.block ?? []) {
     const [key, ...rest] = line;
     switch (key?.text) {
@@ -197,7 +197,7 @@ function checkTemplate(d: Directive): void {
         if (rest.length === 0) fail('match without a regex');
         for (const r of rest) {
           const why = re2SyntaxError(r.text);
-          if (why !== null) throw new RenderError(`Corefile line ${r.line}: template: invalid regex "${r.text}" for CoreDNS (Go RE2 syntax): ${why}`);
+          if (why !== null) throw new RenderError(`Corefile line ${r.line}: template: invalid regex ${quote(r.text)} for CoreDNS (Go RE2 syntax): ${why}`);
         }
         break;
       case 'answer':
@@ -208,7 +208,7 @@ function checkTemplate(d: Directive): void {
       case 'fallthrough':
         break;
       default:
-        fail(`unexpected "${key?.text}" in a template block`);
+        fail(`unexpected ${quote(key?.text)} in a template block`);
     }
   }
 }
@@ -226,19 +226,19 @@ function checkHosts(d: Directive): void {
     if (first.text === 'ttl') {
       const ttl = line[1]?.text ?? '';
       if (line.length !== 2 || !/^[0-9]+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > HOSTS_MAX_TTL) {
-        throw new RenderError(`Corefile line ${first.line}: hosts ttl "${ttl}" must be a whole number from 1 to ${HOSTS_MAX_TTL}`);
+        throw new RenderError(`Corefile line ${first.line}: hosts ttl ${quote(ttl)} must be a whole number from 1 to ${HOSTS_MAX_TTL}`);
       }
       continue;
     }
     if (first.text === 'fallthrough') fallthrough = true;
     if (HOSTS_OPTIONS.has(first.text)) continue;
     // CoreDNS takes an entry after `fallthrough` for an unknown option and fails setup.
-    if (fallthrough) throw new RenderError(`Corefile line ${first.line}: hosts entry "${first.text}" comes after fallthrough; CoreDNS accepts entries only before it`);
-    if (canonicalIp(first.text) === null) throw new RenderError(`Corefile line ${first.line}: hosts entry "${first.text}" is not an IP address`);
+    if (fallthrough) throw new RenderError(`Corefile line ${first.line}: hosts entry ${quote(first.text)} comes after fallthrough; CoreDNS accepts entries only before it`);
+    if (canonicalIp(first.text) === null) throw new RenderError(`Corefile line ${first.line}: hosts entry ${quote(first.text)} is not an IP address`);
     if (line.length === 1) throw new RenderError(`Corefile line ${first.line}: hosts entry for ${first.text} has no name`);
     for (let k = 1; k < line.length; k++) {
       const name = line[k] as Token;
-      if (name.quoted || !NAME.test(name.text)) throw new RenderError(`Corefile line ${name.line}: hosts entry name "${name.text}" is not a DNS name`);
+      if (name.quoted || !NAME.test(name.text)) throw new RenderError(`Corefile line ${name.line}: hosts entry name ${quote(name.text)} is not a DNS name`);
     }
   }
 }
@@ -248,7 +248,7 @@ function checkForward(d: Directive): void {
   if (upstreams.length === 0) throw new RenderError(`Corefile line ${d.line}: forward has no upstream`);
   if (upstreams.length > LIMITS.maxUpstreams) throw new RenderError(`Corefile line ${d.line}: forward has ${upstreams.length} upstreams, CoreDNS accepts at most ${LIMITS.maxUpstreams}`);
   for (const u of upstreams) {
-    if (parseHostPort(u.text.replace(/^(dns|tls):\/\//, '')) === null) throw new RenderError(`Corefile line ${u.line}: forward upstream "${u.text}" is not an IP address`);
+    if (parseHostPort(u.text.replace(/^(dns|tls):\/\//, '')) === null) throw new RenderError(`Corefile line ${u.line}: forward upstream ${quote(u.text)} is not an IP address`);
   }
 }
 
@@ -256,8 +256,8 @@ const NS_PER_SECOND = 1_000_000_000n;
 
 function checkReloadDuration(d: Directive, what: string, arg: Token, minSeconds: number): void {
   const ns = parseGoDuration(arg.text);
-  if (ns === null) throw new RenderError(`Corefile line ${d.line}: reload ${what} "${arg.text}" is not a duration CoreDNS reads; write it as Go does, e.g. 30s, 1m30s, 1h or 500ms`);
-  if (ns < BigInt(minSeconds) * NS_PER_SECOND) throw new RenderError(`Corefile line ${d.line}: reload ${what} "${arg.text}" must be at least ${minSeconds}s`);
+  if (ns === null) throw new RenderError(`Corefile line ${d.line}: reload ${what} ${quote(arg.text)} is not a duration CoreDNS reads; write it as Go does, e.g. 30s, 1m30s, 1h or 500ms`);
+  if (ns < BigInt(minSeconds) * NS_PER_SECOND) throw new RenderError(`Corefile line ${d.line}: reload ${what} ${quote(arg.text)} must be at least ${minSeconds}s`);
 }
 
 /** CoreDNS's reload setup: at most two arguments, each a Go duration, above the minimums. */
@@ -315,11 +315,11 @@ function distance(a: string, b: string): number {
 
 function unknownDirective(d: Directive): RenderError {
   if (LATER_DIRECTIVES.has(d.name)) {
-    return new RenderError(`Corefile line ${d.line}: directive "${d.name}" is unknown to CoreDNS 1.10.1, the oldest release lbdns supports, which would refuse the whole file; leave it out`);
+    return new RenderError(`Corefile line ${d.line}: directive ${quote(d.name)} is unknown to CoreDNS 1.10.1, the oldest release lbdns supports, which would refuse the whole file; leave it out`);
   }
   const near = [...DIRECTIVES].filter((n) => distance(n, d.name) <= 2).sort((a, b) => distance(a, d.name) - distance(b, d.name));
-  const hint = near.length > 0 ? `; did you mean "${near[0]}"?` : '; use a plugin name from CoreDNS\'s plugin.cfg';
-  return new RenderError(`Corefile line ${d.line}: unknown directive "${d.name}": CoreDNS would refuse the whole file${hint}`);
+  const hint = near.length > 0 ? `; did you mean ${quote(near[0])}?` : '; use a plugin name from CoreDNS\'s plugin.cfg';
+  return new RenderError(`Corefile line ${d.line}: unknown directive ${quote(d.name)}: CoreDNS would refuse the whole file${hint}`);
 }
 
 function checkDirectives(block: ServerBlock): void {
@@ -329,7 +329,7 @@ function checkDirectives(block: ServerBlock): void {
     const first = seen.get(d.name);
     const once = ONCE.get(d.name);
     if (first !== undefined && once !== undefined) {
-      throw new RenderError(`Corefile line ${d.line}: a second "${d.name}" in the server block "${block.keys.join(' ')}" (the first is on line ${first}): ${once}; keep one, holding the settings of both`);
+      throw new RenderError(`Corefile line ${d.line}: a second ${quote(d.name)} in the server block ${quote(block.keys.join(' '))} (the first is on line ${first}): ${once}; keep one, holding the settings of both`);
     }
     if (first === undefined) seen.set(d.name, d.line);
     CHECKS[d.name]?.(d);

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { ConfigError } from '../errors.js';
+import { ConfigError, quote } from '../errors.js';
 import { parseHostPort } from '../grammar/host-port.js';
 import type { Metrics } from './metrics.js';
 
@@ -13,7 +13,7 @@ export interface HealthServer {
 /** `HOST:PORT`, `[v6]:PORT` or `:PORT` (loopback). */
 export function parseListenAddress(value: string): { host: string; port: number } {
   const address = parseHostPort(value, { names: true, emptyHost: true, portRequired: true, minPort: 0 });
-  if (address?.port === undefined) throw new ConfigError(`--metrics-addr ${JSON.stringify(value)}: not HOST:PORT (e.g. 127.0.0.1:9191, or :0 for any free port)`);
+  if (address?.port === undefined) throw new ConfigError(`--metrics-addr ${quote(value)}: not HOST:PORT (e.g. 127.0.0.1:9191, or :0 for any free port)`);
   return { host: address.host || '127.0.0.1', port: address.port };
 }
 

@@ -1,3 +1,4 @@
+import { readInputFile } from '../inputs/admin-file.js';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic-write.js';
 import { ConfigError } from '../errors.js';
@@ -11,11 +12,7 @@ export interface LoadedTemplate {
 
 export async function loadTemplate(path: string | undefined): Promise<LoadedTemplate> {
   if (path === undefined) return { text: builtinTemplate(), source: 'builtin' };
-  try {
-    return { text: await readFile(path, 'utf8'), source: path };
-  } catch (err) {
-    throw new ConfigError(`--template ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
+  return { text: await readInputFile(path, { flag: '--template', code: true }), source: path };
 }
 
 export type Emitted = { readonly kind: 'stdout' } | { readonly kind: 'file'; readonly path: string; readonly written: boolean } | { readonly kind: 'diff'; readonly diff: string };

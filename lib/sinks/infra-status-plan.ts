@@ -1,4 +1,4 @@
-import { ConfigError, ValidationError } from '../errors.js';
+import { ConfigError, quote, ValidationError } from '../errors.js';
 import { sortUniqueIps } from '../grammar/ip.js';
 import { LB_NAMES, LIMITS, type ClusterSpec, type LbName, type Platform, type Resolution } from '../model.js';
 import { addressesOf } from '../resolve/record-set.js';
@@ -56,13 +56,13 @@ export function publishTarget(infra: Infrastructure): PublishTarget {
   const rawType = infra.status?.platformStatus?.type;
   const platform = platformOf(infra);
   if (platform === undefined) {
-    throw new ConfigError(`infrastructures.config.openshift.io/cluster: platform ${JSON.stringify(rawType ?? null)} is not one lbdns publishes LB IPs for (AWS, GCP, Azure)`);
+    throw new ConfigError(`infrastructures.config.openshift.io/cluster: platform ${quote(rawType ?? null)} is not one lbdns publishes LB IPs for (AWS, GCP, Azure)`);
   }
   const key = platformStatusKey(platform);
   const dnsType = infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig?.dnsType;
   if (dnsType !== undefined && dnsType !== 'ClusterHosted') {
     throw new ConfigError(
-      `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType is ${JSON.stringify(dnsType)}: the cluster uses the cloud's DNS and the field is immutable, so lbdns will not publish LB IPs. Clusters that need ClusterHosted DNS must be installed that way`,
+      `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType is ${quote(dnsType)}: the cluster uses the cloud's DNS and the field is immutable, so lbdns will not publish LB IPs. Clusters that need ClusterHosted DNS must be installed that way`,
     );
   }
   return { platform, key };

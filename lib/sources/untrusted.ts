@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import { ECHO_LIMIT, quote, ValidationError } from '../errors.js';
 import { LIMITS, type Endpoint } from '../model.js';
 import { parseEndpoint, validateIp } from '../grammar/validate.js';
 
@@ -24,9 +24,15 @@ export function describeObject(kind: string, metadata: ApiObjectMeta | undefined
   return metadata?.namespace ? `${kind} ${metadata.namespace}/${name}` : `${kind} ${name}`;
 }
 
+/** A log line carries the value itself, unless it is too long to read: then what a message shows of it. */
+function logged(value: unknown): unknown {
+  const shown = quote(value);
+  return shown.length > ECHO_LIMIT + 2 ? shown : value;
+}
+
 /** `outcome` tells the admin what was left out because of it: the value, a record, a node. */
 export function warnIgnored(warn: Warn, where: string, value: unknown, reason: string, outcome = 'ignored'): void {
-  warn(`${where}: ${value === undefined ? '' : `${JSON.stringify(value)} `}${reason}; ${outcome}`, { where, value, reason });
+  warn(`${where}: ${value === undefined ? '' : `${quote(value)} `}${reason}; ${outcome}`, { where, value: logged(value), reason });
 }
 
 /** Runs a lib/validate.ts check, turning its ValidationError into a warning and undefined. */
@@ -35,7 +41,7 @@ export function validated<T>(where: string, value: unknown, warn: Warn, check: (
     return check();
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
-    warn(`${err.message}; ${outcome}`, { where, value, reason: err.reason });
+    warn(`${err.message}; ${outcome}`, { where, value: logged(value), reason: err.reason });
     return undefined;
   }
 }

@@ -1,0 +1,56 @@
+import { open } from 'node:fs/promises';
+import { ConfigError } from '../errors.js';
+
+/** Larger than any real config file or Corefile template; a bigger one is a mistake or an attack. */
+export const INPUT_FILE_MAX_BYTES = 1024 * 1024;
+
+export interface InputFileRules {
+  /** How the message names it: `--config`, `--template`. */
+  readonly flag: string;
+  /**
+   * The file is code lbdns runs with its own rights (a template): only its owner, and that
+   * owner only root or the user lbdns runs as, may be able to change it.
+   */
+  readonly code?: boolean;
+}
+
+const describeMode = (mode: number): string => `mode ${(mode & 0o777).toString(8).padStart(4, '0')}`;
+
+/**
+ * Reads a file an admin names, refusing one that is not a regular file or larger than
+ * INPUT_FILE_MAX_BYTES before reading it. Checked on the open file, so a file swapped after
+ * the check is not the one read.
+ */
+export async function readInputFile(path: string, rules: InputFileRules): Promise<string> {
+  const fail = (why: string) => new ConfigError(`${rules.flag} ${path}: ${why}`);
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (err) {
+    throw fail(`cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw fail('is not a regular file');
+    if (st.size > INPUT_FILE_MAX_BYTES) throw fail(`is ${st.size} bytes; lbdns reads at most ${INPUT_FILE_MAX_BYTES} (1 MiB)`);
+    if (rules.code) {
+      if ((st.mode & 0o022) !== 0) {
+        throw fail(`is writable by its group or by others (${describeMode(st.mode)}); a template is code lbdns runs with its own rights, so only its owner may write it: chmod go-w ${path}`);
+      }
+      const self = process.getuid?.();
+      if (st.uid !== 0 && st.uid !== self) {
+        throw fail(`is owned by uid ${st.uid}, neither root nor the user lbdns runs as (uid ${self}); a template is code lbdns runs with its own rights, so only they may own it`);
+      }
+    }
+    // At most one byte more than allowed: a file that grew after the check is refused, not read whole.
+    const buffer = Buffer.alloc(Math.min(st.size, INPUT_FILE_MAX_BYTES) + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > INPUT_FILE_MAX_BYTES) throw fail(`is larger than ${INPUT_FILE_MAX_BYTES} bytes (1 MiB), the most lbdns reads`);
+    return buffer.toString('utf8', 0, bytesRead);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw fail(`cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  } finally {
+    await handle.close();
+  }
+}
