@@ -59,7 +59,7 @@ async function run(): Promise<BenchResult> {
     });
     const objects = Array.from({ length: size }, (_, i) => node(nodeName(i), [nodeIp(i)]) as V1Node);
     const recompute = timeIt(() => {
-      const { nodes } = nodesContribution(objects, () => undefined);
+      const { nodes } = nodesContribution(objects, () => undefined, s.domain);
       renderCorefile(buildRecordSet({ ...s, nodes: nodes ?? [] }, noResolutions).recordSet, template, 'builtin');
     });
     rows.push({ size, render, recompute });

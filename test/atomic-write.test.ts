@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileAtomic } from '../lib/sinks/atomic-write.js';
+import { tempFileName, writeFileAtomic } from '../lib/sinks/atomic-write.js';
 import { WriteError } from '../lib/errors.js';
 
 const run = promisify(execFile);
@@ -208,14 +208,47 @@ test('a directory at the target path is refused and left as it is', async () => 
   });
 });
 
-test('a stale temp file from a killed writer is removed by the next write', async () => {
+test('a stale temp file from a killed writer, named as the writer names them, is removed by the next write', async () => {
   await withDir(async (dir) => {
     const path = join(dir, 'Corefile');
     await writeFile(path, 'old\n');
-    const stale = join(dir, '.Corefile.lbdns-4242-0123456789ab.tmp');
+    const stale = join(dir, tempFileName('Corefile', 4242));
     await writeFile(stale, 'half a Corefi');
     const twoMinutesAgo = new Date(Date.now() - 120_000);
     await utimes(stale, twoMinutesAgo, twoMinutesAgo);
+    await writeFileAtomic(path, 'new\n');
+    assert.equal(await leftovers(dir, 'Corefile'), []);
+  });
+});
+
+test('a stale temp file is removed even when the Corefile is unchanged', async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, 'Corefile');
+    await writeFile(path, 'same\n');
+    const stale = join(dir, tempFileName('Corefile', 4242));
+    await writeFile(stale, 'half a Corefi');
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await utimes(stale, twoMinutesAgo, twoMinutesAgo);
+    const result = await writeFileAtomic(path, 'same\n');
+    assert.is(result.written, false);
+    assert.equal(await leftovers(dir, 'Corefile'), []);
+  });
+});
+
+test('a temp file left by a writer killed between create and rename is removed once stale', async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, 'Corefile');
+    await writeFile(path, 'old\n');
+    // A real process, SIGKILLed while it holds its temp file open: what it leaves is what a crash leaves.
+    const script = `import { open } from 'node:fs/promises'; const h = await open(${JSON.stringify(join(dir, 'NAME'))}, 'wx', 0o600); await h.write('half'); process.stdout.write('ready'); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script.replace('NAME', tempFileName('Corefile', 4243))], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()));
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const [left] = await leftovers(dir, 'Corefile');
+    assert.ok(left !== undefined, 'the killed writer left its temp file');
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await utimes(join(dir, left), twoMinutesAgo, twoMinutesAgo);
     await writeFileAtomic(path, 'new\n');
     assert.equal(await leftovers(dir, 'Corefile'), []);
   });
@@ -225,7 +258,7 @@ test('a recent temp file, possibly another live writer\'s, is left alone', async
   await withDir(async (dir) => {
     const path = join(dir, 'Corefile');
     await writeFile(path, 'old\n');
-    const live = '.Corefile.lbdns-4242-0123456789ab.tmp';
+    const live = tempFileName('Corefile', 4242);
     await writeFile(join(dir, live), 'being written');
     await writeFileAtomic(path, 'new\n');
     assert.equal(await leftovers(dir, 'Corefile'), [live]);
@@ -235,7 +268,7 @@ test('a recent temp file, possibly another live writer\'s, is left alone', async
 test('an old temp file for another base name is left alone', async () => {
   await withDir(async (dir) => {
     const path = join(dir, 'Corefile');
-    const other = '.hosts.lbdns-4242-0123456789ab.tmp';
+    const other = tempFileName('hosts', 4242);
     await writeFile(join(dir, other), 'not ours to judge');
     const twoMinutesAgo = new Date(Date.now() - 120_000);
     await utimes(join(dir, other), twoMinutesAgo, twoMinutesAgo);

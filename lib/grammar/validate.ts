@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { quote, ValidationError } from '../errors.js';
 import { parseDurationMs } from './go-duration.js';
 import { canonicalIp } from './ip.js';
@@ -35,6 +36,9 @@ export function validateDnsName(field: string, value: unknown, opts: { allowWild
   const fail = (reason: string): never => {
     throw new ValidationError(field, value, reason, 'use a DNS name of letters, digits, hyphens and dots (RFC 1123)');
   };
+  // Before lower-casing, which turns some non-ASCII letters into ASCII ones (U+212A KELVIN SIGN → k).
+  const foreign = /[^\x00-\x7f]/u.exec(raw)?.[0];
+  if (foreign !== undefined) fail(`has the non-ASCII character U+${(foreign.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}; write an internationalised name in its xn-- (Punycode) form`);
   let name = raw.toLowerCase();
   if (name.endsWith('.')) name = name.slice(0, -1);
   const wildcard = opts.allowWildcard === true && name.startsWith('*.');
@@ -45,12 +49,40 @@ export function validateDnsName(field: string, value: unknown, opts: { allowWild
   const bad = labels.find((label) => !LABEL.test(label));
   if (bad !== undefined) fail(bad === '' ? 'has an empty label' : `has an invalid label ${quote(bad)}`);
   if (/^[0-9]+$/.test(labels.at(-1) ?? '')) fail('ends in an all-numeric label, which is not a host name (a mistyped IP address?)');
+  // Node's resolver converts names through IDNA: an invalid xn-- label would be looked up as something else.
+  const idn = labels.find((label) => label.startsWith('xn--') && domainToASCII(label) !== label);
+  if (idn !== undefined) fail(`has the label ${quote(idn)}, which is not valid Punycode (IDNA), so a resolver would not look it up as written`);
   if (labels.length + (wildcard ? 1 : 0) < (opts.minLabels ?? 1)) fail(`needs at least ${opts.minLabels} labels`);
   return name;
 }
 
+/** The longest name lbdns derives from the domain: each served name must fit DNS's 253 characters. */
+const LONGEST_DERIVED_PREFIX = 'api-int.';
+
 export function validateDomain(field: string, value: unknown): string {
-  return validateDnsName(field, value, { minLabels: 2 });
+  const domain = validateDnsName(field, value, { minLabels: 2 });
+  const longest = `${LONGEST_DERIVED_PREFIX}${domain}`;
+  if (longest.length > 253) {
+    throw new ValidationError(field, value, `is too long: ${LONGEST_DERIVED_PREFIX}<domain>, which lbdns serves, would be ${longest.length} characters, more than DNS's 253`, `use a domain of at most ${253 - LONGEST_DERIVED_PREFIX.length} characters`);
+  }
+  return domain;
+}
+
+/** A node's name as served: `<name>.<domain>`, or the name itself when it already ends in the domain. Two spellings with one FQDN are one node. */
+export function nodeFqdn(name: string, domain: string): string {
+  return name === domain || name.endsWith(`.${domain}`) ? name : `${name}.${domain}`;
+}
+
+/**
+ * Why a node's FQDN cannot be served, or undefined. CoreDNS answers the api, api-int and
+ * *.apps templates before the hosts plugin, so a node with such a name would be hidden and
+ * its reverse lookup would say the API's name.
+ */
+export function nodeNameConflict(fqdn: string, domain: string): string | undefined {
+  if (fqdn.length > 253) return `gives the name ${quote(fqdn)}, longer than DNS's 253 characters`;
+  if (fqdn === `api.${domain}` || fqdn === `api-int.${domain}`) return `is the API name ${fqdn}, which only the API load balancers answer for`;
+  if (fqdn.endsWith(`.apps.${domain}`)) return `lies under *.apps.${domain}, which only the ingress load balancer answers for`;
+  return undefined;
 }
 
 /** An IP literal stays an IP; anything that looks like an address but is not valid is refused, not resolved. */

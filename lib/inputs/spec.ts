@@ -5,6 +5,8 @@ import { sortUniqueIps } from '../grammar/ip.js';
 import {
   assertAtMost,
   assertUnique,
+  nodeFqdn,
+  nodeNameConflict,
   parseEndpoints,
   validateDnsName,
   validateDomain,
@@ -27,11 +29,27 @@ export function validateRole(value: unknown): Role {
   return value as Role;
 }
 
-function validateNodes(nodes: Record<string, readonly string[]>): NodeEntry[] {
-  return Object.entries(nodes)
-    .map(([rawName, rawIps]) => {
-      const name = validateDnsName('--node', rawName);
-      const ips = rawIps.map((ip) => validateIp(`--node ${name}`, ip));
+/**
+ * Node names compared as served (lower case, no trailing dot, `m0` = `m0.<domain>`), so no
+ * spelling gets around the duplicate and 16-address rules; the shortest spelling is kept.
+ */
+function validateNodes(nodes: Record<string, readonly string[]>, domain: string): NodeEntry[] {
+  const byFqdn = new Map<string, { name: string; ips: string[] }>();
+  for (const [rawName, rawIps] of Object.entries(nodes)) {
+    const name = validateDnsName('--node', rawName);
+    const fqdn = nodeFqdn(name, domain);
+    const conflict = nodeNameConflict(fqdn, domain);
+    if (conflict !== undefined) throw new ValidationError('--node', rawName, conflict, 'rename the node record');
+    const ips = rawIps.map((ip) => validateIp(`--node ${name}`, ip));
+    const entry = byFqdn.get(fqdn);
+    if (entry === undefined) byFqdn.set(fqdn, { name, ips });
+    else {
+      entry.ips.push(...ips);
+      if (name.length < entry.name.length) entry.name = name;
+    }
+  }
+  return [...byFqdn.values()]
+    .map(({ name, ips }) => {
       assertUnique(`--node ${name}`, ips);
       assertAtMost(`--node ${name}`, ips.length, LIMITS.maxIpsPerName);
       return { name, ips: sortUniqueIps(ips) };
@@ -57,8 +75,9 @@ export function validateUpstreams(field: string, values: readonly string[]): str
 export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): ClusterSpec {
   if (raw.domain === undefined) throw new ValidationError('--domain', undefined, 'is required', "give the cluster's base domain, e.g. --domain mycluster.example.com");
   const lb = (name: LbName, values: readonly string[] | undefined): Endpoint[] => parseEndpoints(LB_FLAGS[name], values ?? []);
+  const domain = validateDomain('--domain', raw.domain);
   return {
-    domain: validateDomain('--domain', raw.domain),
+    domain,
     role: validateRole(raw.role ?? 'control-plane'),
     lbs: {
       api: lb('api', raw.loadBalancers?.api),
@@ -66,7 +85,7 @@ export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): Cl
       ingress: lb('ingress', raw.loadBalancers?.ingress),
     },
     extraRecords: [],
-    nodes: validateNodes(raw.nodes ?? {}),
+    nodes: validateNodes(raw.nodes ?? {}, domain),
     upstreams,
     ttl: validateTtl('--ttl', raw.ttl ?? DEFAULTS.ttl),
     reload: validateReload(raw.reload?.interval ?? DEFAULTS.reload.intervalSeconds, raw.reload?.jitter ?? DEFAULTS.reload.jitterSeconds),

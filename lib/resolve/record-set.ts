@@ -1,5 +1,6 @@
 import { ValidationError } from '../errors.js';
 import { splitFamilies } from '../grammar/ip.js';
+import { nodeFqdn } from '../grammar/validate.js';
 import {
   DEFAULTS,
   LIMITS,
@@ -120,7 +121,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   const nodes: NodeRecord[] = traits.clusterNames && nodesReason === undefined
     ? spec.nodes.map((node) => ({
         name: node.name,
-        fqdn: node.name.endsWith(`.${spec.domain}`) ? node.name : `${node.name}.${spec.domain}`,
+        fqdn: nodeFqdn(node.name, spec.domain),
         ...splitFamilies(node.ips),
       }))
     : [];

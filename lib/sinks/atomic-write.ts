@@ -31,27 +31,34 @@ const NEW_FILE_MODE = 0o644;
  */
 const STALE_TEMP_AGE_MS = 60_000;
 
-function tempFilePrefix(base: string): string {
-  return `.${base}.lbdns-`;
+const TEMP_FILE = { prefix: 'lbdns-', suffix: '.tmp' } as const;
+
+/**
+ * The name of a temp file for `base`: `.<base>.lbdns-<pid>-<unique>.tmp`. The writer names its
+ * files with it and the cleanup recognises them with isTempFileOf, so the two cannot drift apart.
+ */
+export function tempFileName(base: string, pid: number = process.pid, unique: string = uniqueSuffix()): string {
+  return `.${base}.${TEMP_FILE.prefix}${pid}-${unique}${TEMP_FILE.suffix}`;
 }
 
-function tempFilePattern(base: string): RegExp {
-  const escaped = tempFilePrefix(base).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${escaped}\\d+-[0-9a-f]+\\.tmp$`);
+function isTempFileOf(base: string, name: string): boolean {
+  const head = `.${base}.${TEMP_FILE.prefix}`;
+  if (!name.startsWith(head) || !name.endsWith(TEMP_FILE.suffix)) return false;
+  return /^[0-9]+-[0-9a-z]+$/.test(name.slice(head.length, -TEMP_FILE.suffix.length));
 }
 
 /** Replaces `path` with `content` atomically, or does nothing when the bytes on disk are already equal. */
 export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<WriteResult> {
   const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
   const target = await resolveTarget(path);
+  const dir = dirname(target);
+  const base = basename(target);
+  // Before the comparison: a one-shot render that finds the file unchanged still clears up.
+  await removeStaleTempFiles(dir, base);
   const current = await readCurrent(target);
   if (current && current.bytes.equals(bytes)) return { written: false, path: target };
 
-  const dir = dirname(target);
-  const base = basename(target);
-  await removeStaleTempFiles(dir, base);
-
-  const tempPath = join(dir, `${tempFilePrefix(base)}${process.pid}-${uniqueSuffix()}.tmp`);
+  const tempPath = join(dir, tempFileName(base));
   let step = 'creating the temporary file';
   let handle: FileHandle | undefined;
   let created = false;
@@ -141,13 +148,12 @@ async function readCurrent(target: string): Promise<CurrentFile | null> {
 }
 
 async function removeStaleTempFiles(dir: string, base: string): Promise<void> {
-  const pattern = tempFilePattern(base);
   // Best effort: a leftover temp file wastes space but must never stop the Corefile from being written.
   const names = await readdir(dir).catch(() => [] as string[]);
   const now = Date.now();
   await Promise.all(
     names
-      .filter((name) => pattern.test(name))
+      .filter((name) => isTempFileOf(base, name))
       .map(async (name) => {
         const file = join(dir, name);
         const info = await lstat(file).catch(() => null);

@@ -190,7 +190,7 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
       pageSize: NODE_PAGE_SIZE,
       select: NODE_LIST_SELECTION,
       project: (obj) => nodeProjection(obj as V1Node),
-      extract: (items, warn) => nodesContribution(items as V1Node[], warn),
+      extract: (items, warn) => nodesContribution(items as V1Node[], warn, opts.domain),
     });
   }
   return specs;

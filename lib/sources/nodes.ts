@@ -1,7 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { SourceContribution } from './cluster-data.js';
 import type { NodeEntry } from '../model.js';
-import { validateDnsName } from '../grammar/validate.js';
+import { nodeFqdn, nodeNameConflict, validateDnsName } from '../grammar/validate.js';
 import type { Selection } from '../kube/json-select.js';
 import { describeObject, distinctCapped, elementsOf, ipFromApi, validated, warnIgnored, type Warn } from './untrusted.js';
 
@@ -51,9 +51,14 @@ export function nodeProjection(node: V1Node): V1Node {
   return { metadata: { name, namespace, resourceVersion }, status: { addresses: kept } } as V1Node;
 }
 
-/** Node name → its InternalIPs (both families), sorted by name; a node with none is skipped. */
-export function nodesContribution(nodes: readonly V1Node[], warn: Warn): SourceContribution {
+/**
+ * Node name → its InternalIPs (both families), sorted by name; a node with none is skipped,
+ * and so is one whose name as served (`<name>.<domain>`) an earlier node already has, or that
+ * would collide with api, api-int or *.apps (see nodeNameConflict).
+ */
+export function nodesContribution(nodes: readonly V1Node[], warn: Warn, domain: string): SourceContribution {
   const byName = new Map<string, NodeEntry>();
+  const fqdns = new Set<string>();
   for (const node of nodes) {
     if (typeof node !== 'object' || node === null) {
       warnIgnored(warn, 'node list item', node, 'is not an object');
@@ -62,8 +67,14 @@ export function nodesContribution(nodes: readonly V1Node[], warn: Warn): SourceC
     const object = describeObject('node', node.metadata);
     const name = nameOf(node, object, warn);
     if (name === undefined) continue;
-    if (byName.has(name)) {
-      warnIgnored(warn, `${object} metadata.name`, name, 'names a node already listed', 'node not served twice');
+    const fqdn = nodeFqdn(name, domain);
+    if (byName.has(name) || fqdns.has(fqdn)) {
+      warnIgnored(warn, `${object} metadata.name`, name, `names a node already listed (${fqdn})`, 'node not served twice');
+      continue;
+    }
+    const conflict = nodeNameConflict(fqdn, domain);
+    if (conflict !== undefined) {
+      warnIgnored(warn, `${object} metadata.name`, name, conflict, 'node not served');
       continue;
     }
     const ips = internalIpsOf(node, object, warn);
@@ -72,6 +83,7 @@ export function nodesContribution(nodes: readonly V1Node[], warn: Warn): SourceC
       continue;
     }
     byName.set(name, { name, ips });
+    fqdns.add(fqdn);
   }
   return { nodes: [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
 }
