@@ -107,9 +107,19 @@ test('an empty label is refused', () => {
 });
 
 test('no Corefile syntax survives name validation', () => {
-  for (const bad of ['a{b.net', 'a}b.net', 'a"b.net', "a'b.net", 'a b.net', 'a\nb.net', 'a\tb.net', 'a#b.net', 'a;b.net', '{{.Name}}.net', 'a\\b.net', 'a/b.net', 'a_b.net', 'ä.net']) {
+  for (const bad of ['a{b.net', 'a}b.net', 'a"b.net', "a'b.net", 'a b.net', 'a\nb.net', 'a\tb.net', 'a#b.net', 'a;b.net', '{{.Name}}.net', 'a\\b.net', 'a/b.net', 'a_b.net']) {
     refuses(() => validateDnsName('f', bad), /has an invalid label/);
   }
+  refuses(() => validateDnsName('f', 'ä.net'), /has the non-ASCII character U\+00E4/);
+});
+
+test('a non-ASCII letter is refused before lower-casing could make it ASCII (U+212A KELVIN SIGN)', () => {
+  refuses(() => validateDnsName('f', 'wor\u212Aer-0.example.net'), /has the non-ASCII character U\+212A/);
+});
+
+test('an xn-- label must be valid Punycode; a valid one is kept as written', () => {
+  refuses(() => validateDnsName('f', 'xn--wi.example.test'), /has the label "xn--wi", which is not valid Punycode/);
+  assert.is(validateDnsName('f', 'xn--bcher-kva.example.test'), 'xn--bcher-kva.example.test');
 });
 
 test('a wildcard is accepted only where asked for, and only as the first label', () => {
