@@ -7,7 +7,7 @@ export class CheckDnsCommand extends ClusterCommand {
   static override usage = Command.Usage({
     description: "Check the admin's DNS servers against the LB IPs",
     details:
-      'Checks that the admin\'s DNS servers answer api, api-int and *.apps with the load balancers\' IPs. Asks each server for A and AAAA of api.<domain>, api-int.<domain> and a random name under apps.<domain>, follows CNAMEs, and compares with the LB IPs from the same inputs as render-corefile (LB host names resolved through --dns-server or the system). Verdicts: ok, missing (NXDOMAIN/NODATA), wrong IP (none expected), partial (some lacking or extra), unreachable (timeout, refused, SERVFAIL). Exits 3 when any row is not ok, unless --warn-only.',
+      'Checks that the admin\'s DNS servers answer api, api-int and *.apps with the load balancers\' IPs. Asks each server for A and AAAA of api.<domain>, api-int.<domain> and a random name under apps.<domain> and, with a cluster, each ingress controller\'s DNSRecord name (a random name under a wildcard), follows CNAMEs, and compares with the LB IPs from the same inputs as render-corefile (LB host names resolved through --dns-server or the system). Verdicts: ok, missing (NXDOMAIN/NODATA), wrong IP (none expected), partial (some lacking or extra), unreachable (timeout, refused, SERVFAIL). Exits 3 when any row is not ok, unless --warn-only.',
     examples: [
       ['Check the system resolvers against the example cluster', 'lbdns check-dns --example'],
       ['Check two DNS servers before installing', 'lbdns check-dns --config cluster.yaml --server 192.0.2.53 --server 192.0.2.54'],
@@ -24,7 +24,7 @@ export class CheckDnsCommand extends ClusterCommand {
   };
 
   server = Option.Array('--server', { description: "The admin's DNS server to ask (repeatable; a row per server, and per address of a HOST, which the system resolver resolves once; default: the system resolvers)" });
-  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps (default all)' });
+  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords (default all)' });
   warnOnly = Option.Boolean('--warn-only', false, { description: 'Print the same report but exit 0 on mismatches' });
   output = Option.String('--output', 'table', { description: 'A table or JSON (default table)' });
   timeout = Option.String('--timeout', '2s', { description: 'Per query try, 2 tries (default 2s; 500ms works)' });

@@ -61,6 +61,8 @@ export interface ExtraRecord {
   readonly targets: readonly Endpoint[];
   /** Where it came from, for logs and `display` (e.g. `dnsrecord/openshift-ingress-operator/default-wildcard`). */
   readonly source: string;
+  /** The record's own TTL (a DNSRecord's `recordTTL`); absent: the cluster-wide one. */
+  readonly ttl?: number;
 }
 
 export interface ReloadSettings {
@@ -109,6 +111,8 @@ export interface NameRecord {
   readonly v6: readonly string[];
   /** `api`, `api-int`, `ingress`, or an ExtraRecord's source. */
   readonly source: string;
+  /** TTL of its answers when not the cluster-wide one (an ExtraRecord's). */
+  readonly ttl?: number;
 }
 
 export interface NodeRecord {

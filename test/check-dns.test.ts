@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { API_INT_IP, DOMAIN as CLUSTER_DOMAIN, INGRESS_IP, LB_CONFIG, startCluster, UPSTREAM } from './support/cluster-fixture.js';
+import { API_INT_IP, dnsRecord, DOMAIN as CLUSTER_DOMAIN, INGRESS_IP, LB_CONFIG, startCluster, UPSTREAM } from './support/cluster-fixture.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
 import { logLines, runLbdns, type CliResult } from './support/run-cli.js';
 
@@ -446,9 +446,29 @@ test('with a kubeconfig, a cluster without an external API LB: api is not checke
   }
 });
 
+test("with a kubeconfig, an Unmanaged ingress controller's DNSRecord is checked at the admin's DNS: missing until created, then ok", async () => {
+  const cluster = await startCluster();
+  try {
+    // A specific name: this test server has no wildcard records (a wildcard's check asks a random name under it).
+    cluster.server.create(dnsRecord('apps2', { dnsName: `router.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
+    const args = ['check-dns', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--server', admin.address, '--names', 'dnsrecords', '--output', 'json'];
+    const before = await runLbdns(args);
+    assert.is(before.code, 3, before.stderr);
+    const missing = JSON.parse(before.stdout) as Report;
+    assert.equal(missing.checks.map((x) => [x.query, x.verdict]), [[`router.apps2.${CLUSTER_DOMAIN}`, 'missing']]);
+    admin.set(`router.apps2.${CLUSTER_DOMAIN}`, { A: ['10.0.2.40'] });
+    const after = await runLbdns(args);
+    assert.is(after.code, 0, after.stderr);
+    assert.equal((JSON.parse(after.stdout) as Report).checks.map((x) => x.verdict), ['ok']);
+  } finally {
+    admin.remove(`router.apps2.${CLUSTER_DOMAIN}`);
+    await cluster.close();
+  }
+});
+
 for (const [flag, value, message] of [
   ['--server', 'dns.example.com:99999', /--server: "dns\.example\.com:99999" is not a DNS server address; use IP, IP:PORT, \[IPv6\]:PORT, HOST or HOST:PORT/],
-  ['--names', 'api,ingress', /--names: "ingress" is not a name check-dns checks; use a comma-separated subset of api,api-int,apps/],
+  ['--names', 'api,ingress', /--names: "ingress" is not a name check-dns knows; use a comma-separated subset of api,api-int,apps,dnsrecords/],
   ['--timeout', '2h', /--timeout: "2h" is not from 50ms to 60s/],
   ['--output', 'yaml', /--output: "yaml" is not an output format/],
 ] as const) {

@@ -194,10 +194,21 @@ test('display --kubeconfig lists Unmanaged DNSRecords as unmanaged and serves on
     const r = await runLbdns(['display', '--kubeconfig', c.kubeconfig, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     const view = JSON.parse(r.stdout) as { unmanaged: unknown[]; recordSet: { names: { name: string; v4: string[] }[] } };
-    assert.equal(view.unmanaged, [{ name: `*.apps2.${DOMAIN}`, source: 'dnsrecord/openshift-ingress-operator/apps2' }]);
+    assert.equal(view.unmanaged, [{ name: `*.apps2.${DOMAIN}`, source: 'dnsrecord/openshift-ingress-operator/apps2', targets: [{ kind: 'ip', ip: '10.0.2.40' }], ttl: 30 }]);
     const names = view.recordSet.names.map((n) => n.name);
     assert.not.ok(names.includes(`*.apps2.${DOMAIN}`));
     assert.equal(view.recordSet.names.find((n) => n.name === `*.apps3.${DOMAIN}`)?.v4, ['10.0.3.40']);
+  });
+});
+
+test('render-corefile serves a Managed DNSRecord at its recordTTL', async () => {
+  await withCluster({}, async (c) => {
+    c.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${DOMAIN}.`, targets: ['10.0.3.40'], recordTTL: 120 }));
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    const corefile = await readFile(c.out, 'utf8');
+    assert.ok(corefile.includes('answer "{{ .Name }} 120 IN A 10.0.3.40"'), corefile);
+    assert.ok(corefile.includes(`answer "{{ .Name }} 60 IN A ${INGRESS_IP}"`), 'the LB names keep the cluster TTL');
   });
 });
 

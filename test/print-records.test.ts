@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_INT_IP, API_IP, DOMAIN as CLUSTER_DOMAIN, INGRESS_IP, LB_CONFIG, startCluster, UPSTREAM } from './support/cluster-fixture.js';
+import { API_INT_IP, API_IP, dnsRecord, DOMAIN as CLUSTER_DOMAIN, INGRESS_IP, LB_CONFIG, startCluster, UPSTREAM } from './support/cluster-fixture.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
 import { logLines, runLbdns, type CliResult } from './support/run-cli.js';
 
@@ -374,6 +374,42 @@ test('a cluster without an external API LB: api is left out with a comment and a
   } finally {
     await cluster.close();
   }
+});
+
+test("an Unmanaged ingress controller's DNSRecord is printed for the admin at its recordTTL, and named-checkzone loads it", async () => {
+  const cluster = await startCluster();
+  try {
+    cluster.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${CLUSTER_DOMAIN}.`, recordType: 'CNAME', targets: ['router2.elb.example.net'], recordTTL: 45, dnsManagementPolicy: 'Unmanaged' }));
+    cluster.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${CLUSTER_DOMAIN}.`, targets: ['10.0.3.40'], recordTTL: 120 }));
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--names', 'dnsrecords']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal(recordLines(r.stdout), [`*.apps2.${CLUSTER_DOMAIN}. 45 IN CNAME router2.elb.example.net.`, `*.apps3.${CLUSTER_DOMAIN}. 120 IN A 10.0.3.40`]);
+    assert.ok(comments(r.stdout).some((c) => c.startsWith(`; *.apps2.${CLUSTER_DOMAIN}: ingress controller DNSRecord openshift-ingress-operator/apps2 - dnsManagementPolicy Unmanaged`)), r.stdout);
+    const zone = await checkZone(CLUSTER_DOMAIN, r.stdout.split('\n').filter((l) => !l.startsWith('$')).join('\n'));
+    assert.is(zone.code, 0, `${zone.stdout}${zone.stderr}`);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('--names picks what is printed; by default the DNSRecords come after api, api-int and *.apps', async () => {
+  const cluster = await startCluster();
+  try {
+    cluster.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
+    const all = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--format', 'json']);
+    assert.is(all.code, 0, all.stderr);
+    assert.equal((JSON.parse(all.stdout) as { name: string }[]).map((x) => x.name), [`api.${CLUSTER_DOMAIN}`, `api-int.${CLUSTER_DOMAIN}`, `*.apps.${CLUSTER_DOMAIN}`, `*.apps2.${CLUSTER_DOMAIN}`]);
+    const some = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--format', 'json', '--names', 'api-int,dnsrecords']);
+    assert.equal((JSON.parse(some.stdout) as { name: string; dnsRecord?: string }[]).map((x) => [x.name, x.dnsRecord]), [[`api-int.${CLUSTER_DOMAIN}`, undefined], [`*.apps2.${CLUSTER_DOMAIN}`, 'dnsrecord/openshift-ingress-operator/apps2']]);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a bad --names is refused with exit 2', async () => {
+  const r = await runLbdns(['print-records', ...BASE, ...IP_LBS, '--names', 'api,nodes']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /--names: "nodes" is not a name print-records knows; use a comma-separated subset of api,api-int,apps,dnsrecords/);
 });
 
 test.run();

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { dnsRecordsContribution, type DNSRecord } from '../lib/sources/dnsrecords.js';
+import { dnsRecordPolicyLog, dnsRecordsContribution, type DNSRecord } from '../lib/sources/dnsrecords.js';
 
 function collector() {
   const warnings: { msg: string; fields: Record<string, unknown> }[] = [];
@@ -46,7 +46,7 @@ test('a record without dnsManagementPolicy is Managed, the CRD default', () => {
 test('an Unmanaged record is reported, not served, without a warning', () => {
   const { warn, warnings } = collector();
   const c = dnsRecordsContribution([record('default-wildcard', { dnsName: '*.apps.c1.example.com.', recordType: 'A', targets: ['203.0.113.7'], dnsManagementPolicy: 'Unmanaged' })], warn, DOMAIN);
-  assert.equal(c, { extraRecords: [], unmanaged: [{ name: '*.apps.c1.example.com', source: `dnsrecord/${NS}/default-wildcard` }] });
+  assert.equal(c, { extraRecords: [], unmanaged: [{ name: '*.apps.c1.example.com', source: `dnsrecord/${NS}/default-wildcard`, targets: [ip('203.0.113.7')] }] });
   assert.equal(warnings, []);
 });
 
@@ -227,6 +227,55 @@ test('extra records come out sorted by name', () => {
     DOMAIN,
   );
   assert.equal(c.extraRecords?.map((e) => e.name), ['a.c1.example.com', 'z.c1.example.com']);
+});
+
+test('a Managed record is served at its recordTTL', () => {
+  const { warn, warnings } = collector();
+  const c = dnsRecordsContribution([record('apps2', { dnsName: '*.apps2.c1.example.com', recordType: 'A', targets: ['203.0.113.7'], recordTTL: 120 })], warn, DOMAIN);
+  assert.is(c.extraRecords?.[0]?.ttl, 120);
+  assert.equal(warnings, []);
+});
+
+test('recordTTL 0 means 30 s, as the ingress operator reads it', () => {
+  const { warn } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'], recordTTL: 0 })], warn, DOMAIN);
+  assert.is(c.extraRecords?.[0]?.ttl, 30);
+});
+
+test('records sharing a name are served at the shortest of their recordTTLs', () => {
+  const { warn } = collector();
+  const c = dnsRecordsContribution(
+    [record('a', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'], recordTTL: 300 }), record('b', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.2'], recordTTL: 60 })],
+    warn,
+    DOMAIN,
+  );
+  assert.is(c.extraRecords?.[0]?.ttl, 60);
+});
+
+test('an unusable recordTTL is warned about and the record served at the cluster TTL', () => {
+  const { warn, warnings } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'], recordTTL: 100000 })], warn, DOMAIN);
+  assert.is(c.extraRecords?.[0]?.ttl, undefined);
+  assert.match(warnings.map((w) => w.msg).join('\n'), /spec\.recordTTL: 100000 is more than 65535 s/);
+});
+
+test('an Unmanaged record carries what the admin must create: targets and recordTTL', () => {
+  const { warn } = collector();
+  const c = dnsRecordsContribution([record('apps2', { dnsName: '*.apps2.c1.example.com', recordType: 'CNAME', targets: ['lb2.elb.example.net'], recordTTL: 45, dnsManagementPolicy: 'Unmanaged' })], warn, DOMAIN);
+  assert.equal(c.unmanaged, [{ name: '*.apps2.c1.example.com', source: `dnsrecord/${NS}/apps2`, targets: [{ kind: 'hostname', hostname: 'lb2.elb.example.net' }], ttl: 45 }]);
+});
+
+test('each DNSRecord policy is logged once, and again only when it changes', () => {
+  const lines: Record<string, unknown>[] = [];
+  const report = dnsRecordPolicyLog((msg, fields) => lines.push({ msg, ...fields }), 60);
+  const managed = record('a', { dnsName: 'x.c1.example.com', recordType: 'A', targets: ['10.0.0.1'] });
+  const { warn } = collector();
+  report(dnsRecordsContribution([managed], warn, DOMAIN));
+  report(dnsRecordsContribution([managed], warn, DOMAIN));
+  assert.equal(lines, [{ msg: 'DNSRecord policy', dnsRecord: `dnsrecord/${NS}/a`, name: 'x.c1.example.com', policy: 'Managed', action: 'served by this CoreDNS', ttl: 60 }]);
+  report(dnsRecordsContribution([{ ...managed, spec: { ...managed.spec, dnsManagementPolicy: 'Unmanaged' } }], warn, DOMAIN));
+  assert.is(lines.length, 2);
+  assert.match(String(lines[1]?.action), /not served: the admin's DNS must hold it/);
 });
 
 test.run();

@@ -1,7 +1,6 @@
 import { adminNames, noAddressReason } from '../resolve/admin-records.js';
 import { checkServers, formatCheckTable, type CheckRow, type CheckTarget } from '../sinks/dns-check.js';
 import { ConfigError, EXIT, MismatchError, MissingDataError, ValidationError } from '../errors.js';
-import type { LbName } from '../model.js';
 import { HostResolver } from '../resolve/host-resolver.js';
 import { DNS_PORT, joinHostPort, parseHostPort } from '../grammar/host-port.js';
 import { canonicalIp } from '../grammar/ip.js';
@@ -10,10 +9,8 @@ import { validateDnsName } from '../grammar/validate.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
+import { parseRecordNames, RECORD_NAME_LB } from './record-names.js';
 
-const CHECK_NAMES = ['api', 'api-int', 'apps'] as const;
-export type CheckName = (typeof CHECK_NAMES)[number];
-const CHECK_LB: Readonly<Record<CheckName, LbName>> = { api: 'api', 'api-int': 'api-int', apps: 'ingress' };
 
 const CHECK_OUTPUTS = ['table', 'json'] as const;
 export type CheckOutput = (typeof CHECK_OUTPUTS)[number];
@@ -21,7 +18,7 @@ export type CheckOutput = (typeof CHECK_OUTPUTS)[number];
 export interface CheckDnsOptions extends CommandInputs {
   /** The admin's DNS servers, IP[:PORT] or HOST[:PORT] each; none: the system resolvers. */
   readonly servers?: readonly string[] | undefined;
-  /** Comma-separated subset of api,api-int,apps; default all three. */
+  /** Comma-separated subset of api,api-int,apps,dnsrecords; default all. */
   readonly names?: string | undefined;
   /** Report mismatches but exit 0. */
   readonly warnOnly: boolean;
@@ -36,15 +33,6 @@ export interface CheckDnsOptions extends CommandInputs {
 const TRIES = 2;
 const MIN_TIMEOUT_MS = 50;
 const MAX_TIMEOUT_MS = 60_000;
-
-function parseCheckNames(value: string | undefined): CheckName[] {
-  if (value === undefined) return [...CHECK_NAMES];
-  const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
-  const hint = `use a comma-separated subset of ${CHECK_NAMES.join(',')}`;
-  for (const n of names) if (!(CHECK_NAMES as readonly string[]).includes(n)) throw new ValidationError('--names', n, 'is not a name check-dns checks', hint);
-  if (names.length === 0) throw new ValidationError('--names', value, 'is empty', hint);
-  return CHECK_NAMES.filter((n) => names.includes(n));
-}
 
 function parseOutput(value: string): CheckOutput {
   if (!(CHECK_OUTPUTS as readonly string[]).includes(value)) throw new ValidationError('--output', value, 'is not an output format', `use one of ${CHECK_OUTPUTS.join(', ')}`);
@@ -105,10 +93,12 @@ async function resolveServers(values: readonly string[] | undefined): Promise<As
 /** A random label by default, so a `*.apps` that exists only as a few specific names is not mistaken for the wildcard. */
 function appsQuery(domain: string, appsHost: string | undefined): string {
   const apps = `apps.${domain}`;
-  if (appsHost === undefined) return `lbdns-check-${Math.random().toString(16).slice(2, 10).padEnd(8, '0')}.${apps}`;
+  if (appsHost === undefined) return randomUnder(apps);
   const name = validateDnsName('--apps-host', appsHost);
   return name.endsWith(`.${apps}`) ? name : `${name}.${apps}`;
 }
+
+const randomUnder = (zone: string): string => `lbdns-check-${Math.random().toString(16).slice(2, 10).padEnd(8, '0')}.${zone}`;
 
 function mismatchSummary(bad: readonly CheckRow[], total: number): string {
   const each = bad.map((r) => `${r.query} at ${r.server}: ${r.verdict}${r.detail ? ` (${r.detail})` : ''}`).join('; ');
@@ -125,7 +115,7 @@ function mismatchSummary(bad: readonly CheckRow[], total: number): string {
  */
 export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   const output = parseOutput(opts.output);
-  const wanted = parseCheckNames(opts.names);
+  const wanted = parseRecordNames(opts.names, 'check-dns');
   const timeoutMs = parseDurationMs('--timeout', opts.timeout, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
   const servers = await resolveServers(opts.servers);
   const log = loggerFor(opts.io);
@@ -134,8 +124,24 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
 
   const targets: CheckTarget[] = [];
   const skipped: { name: string; reason: string }[] = [];
+  const lbResolver = new HostResolver({ servers: state.raw.dnsServers, timeoutMs, retries: TRIES - 1 });
+  const addressesNow = async (hostname: string): Promise<string[]> => {
+    const r = state.resolutions.get(hostname) ?? (await lbResolver.resolve(hostname));
+    return [...r.v4, ...r.v6];
+  };
   for (const check of wanted) {
-    const n = known.find((k) => k.lb === CHECK_LB[check]);
+    if (check === 'dnsrecords') {
+      for (const r of [...state.unmanaged, ...state.spec.extraRecords]) {
+        const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname))))).flat())].sort();
+        if (expected.length === 0) {
+          skipped.push({ name: r.name, reason: `not checked: ${r.source} has no usable target` });
+          continue;
+        }
+        targets.push({ name: r.name, query: r.name.startsWith('*.') ? randomUnder(r.name.slice(2)) : r.name, expected });
+      }
+      continue;
+    }
+    const n = known.find((k) => k.lb === RECORD_NAME_LB[check]);
     if (n === undefined) continue;
     const expected = [...n.v4, ...n.v6];
     if (expected.length === 0) {
@@ -148,16 +154,8 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   }
   if (targets.length === 0) throw new MissingDataError(`nothing to check: ${skipped.map((s) => `${s.name} ${s.reason}`).join('; ')}`);
 
-  const lbResolver = new HostResolver({ servers: state.raw.dnsServers, timeoutMs, retries: TRIES - 1 });
   const labels = new Map(servers.map((s) => [s.address, s.label]));
-  const asked = await checkServers([...labels.keys()], targets, {
-    timeoutMs,
-    tries: TRIES,
-    resolveTarget: async (hostname) => {
-      const r = state.resolutions.get(hostname) ?? (await lbResolver.resolve(hostname));
-      return [...r.v4, ...r.v6];
-    },
-  });
+  const asked = await checkServers([...labels.keys()], targets, { timeoutMs, tries: TRIES, resolveTarget: addressesNow });
   const rows = asked.map((row) => ({ ...row, server: labels.get(row.server) ?? row.server }));
   const bad = rows.filter((r) => r.verdict !== 'ok');
   opts.io.stdout.write(output === 'json' ? `${JSON.stringify({ domain: state.spec.domain, ok: bad.length === 0, checks: rows, skipped }, null, 2)}\n` : formatCheckTable(rows));

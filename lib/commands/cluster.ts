@@ -144,6 +144,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     kc: ctx.kc,
     role: ctx.spec.role,
     domain: ctx.spec.domain,
+    ttl: ctx.spec.ttl,
     purpose: opts.purpose,
     wanted: opts.wanted ?? new Set(LB_NAMES),
     ingressService: ctx.ingressService,

@@ -1,7 +1,7 @@
 import { lbResolvers, loadLocalInputs } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { RawConfig } from '../inputs/config.js';
-import type { ClusterSpec, RecordSet, Resolution } from '../model.js';
+import type { ClusterSpec, ExtraRecord, RecordSet, Resolution } from '../model.js';
 import { buildRecordSet, whyNotServed } from '../resolve/record-set.js';
 import { resolveAll } from '../resolve/gather.js';
 import { HostResolver } from '../resolve/host-resolver.js';
@@ -16,7 +16,7 @@ export interface OneShotState {
   readonly resolutions: ReadonlyMap<string, Resolution>;
   readonly recordSet: RecordSet;
   readonly empty: readonly string[];
-  readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
+  readonly unmanaged: readonly ExtraRecord[];
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
 }
 

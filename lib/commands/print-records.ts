@@ -1,13 +1,16 @@
 import { adminNames } from '../resolve/admin-records.js';
 import { EXIT, MissingDataError, ValidationError } from '../errors.js';
-import { formatJson, formatNsupdate, formatZone, planRecords, RECORD_FORMATS, type RecordFormat } from '../render/records-format.js';
+import { formatJson, formatNsupdate, formatZone, planDnsRecordGroups, planRecords, RECORD_FORMATS, type RecordFormat } from '../render/records-format.js';
 import { dnsServerAddress } from '../grammar/host-port.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
+import { parseRecordNames, RECORD_NAME_LB } from './record-names.js';
 
 export interface PrintRecordsOptions extends CommandInputs {
   readonly format: string;
+  /** Comma-separated subset of api,api-int,apps,dnsrecords; default all. */
+  readonly names?: string | undefined;
   readonly cname: boolean;
   /** `server` line for the nsupdate format: IP, IP:PORT or [IPv6]:PORT. */
   readonly nsupdateServer?: string | undefined;
@@ -29,16 +32,23 @@ function parseNsupdateServer(value: string | undefined, format: RecordFormat): s
   return address;
 }
 
-/** Prints the api, api-int and *.apps records the admin's own DNS needs, from the same sources as every command. */
+/**
+ * Prints the records the admin's own DNS needs, from the same sources as every command: api,
+ * api-int and *.apps, and with a cluster every ingress controller's DNSRecord.
+ */
 export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<number> {
   const format = parseFormat(opts.format);
   const server = parseNsupdateServer(opts.nsupdateServer, format);
+  const wanted = parseRecordNames(opts.names, 'print-records');
   const log = loggerFor(opts.io);
   const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false });
-  const groups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname });
+  const lbs = new Set(wanted.flatMap((n) => (n === 'dnsrecords' ? [] : [RECORD_NAME_LB[n]])));
+  const lbGroups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname }).filter((g) => lbs.has(g.lb));
+  const dnsRecordGroups = wanted.includes('dnsrecords') ? planDnsRecordGroups({ managed: state.spec.extraRecords, unmanaged: state.unmanaged }, state.resolutions, state.spec.ttl) : [];
+  const groups = [...lbGroups, ...dnsRecordGroups];
   const left = groups.filter((g) => g.records.length === 0);
   if (left.length === groups.length) {
-    throw new MissingDataError(`no load balancer has an address or a host name to point at: ${left.map((g) => `${g.name} (${g.note ?? ''})`).join('; ')}`);
+    throw new MissingDataError(`nothing to print: ${groups.length === 0 ? 'the cluster has no DNSRecord' : left.map((g) => `${g.name} (${g.note ?? ''})`).join('; ')}`);
   }
   for (const g of left) log.warn('name left out of the records', { name: g.name, reason: g.note });
   const text = format === 'zone' ? formatZone(state.spec.domain, groups, state.spec.ttl) : format === 'nsupdate' ? formatNsupdate(state.spec.domain, groups, { server }) : formatJson(groups);

@@ -1,6 +1,8 @@
 import { isIPv4 } from 'node:net';
 import { LB_DESCRIPTIONS, noAddressReason, type AdminName } from '../resolve/admin-records.js';
-import type { LbName } from '../model.js';
+import { splitFamilies } from '../grammar/ip.js';
+import { addressesOf } from '../resolve/record-set.js';
+import type { ExtraRecord, LbName, Resolution } from '../model.js';
 
 export const RECORD_FORMATS = ['zone', 'nsupdate', 'json'] as const;
 export type RecordFormat = (typeof RECORD_FORMATS)[number];
@@ -16,6 +18,8 @@ export interface AdminRecord {
   readonly lb: LbName;
   /** Why the records of this name are what they are (CNAME or not), when that is worth saying. */
   readonly note?: string;
+  /** The ingress controller's DNSRecord it comes from (`dnsrecord/NS/NAME`), for DNSRecords. */
+  readonly dnsRecord?: string;
 }
 
 /** The records of one name, or none and why. */
@@ -24,6 +28,36 @@ export interface RecordGroup {
   readonly name: string;
   readonly records: readonly AdminRecord[];
   readonly note: string | undefined;
+  /** Set for an ingress controller's DNSRecord: its source, for the comment above its records. */
+  readonly dnsRecord?: string;
+}
+
+/** Where the DNSRecords' records stand, for the admin reading them. */
+const DNSRECORD_NOTES = {
+  Unmanaged: "dnsManagementPolicy Unmanaged: the ingress operator publishes nothing for it; create it in your DNS",
+  Managed: 'dnsManagementPolicy Managed: the cluster\'s own CoreDNS serves it (lbdns); your DNS needs it for clients outside the cluster',
+} as const;
+
+/**
+ * The records of the ingress controllers' DNSRecords as the admin's DNS must carry them, at
+ * their recordTTL: a host name target as the CNAME the DNSRecord asks for, IP targets as A
+ * and AAAA records. Unmanaged ones first: nothing else publishes them.
+ */
+export function planDnsRecordGroups(
+  records: { readonly managed: readonly ExtraRecord[]; readonly unmanaged: readonly ExtraRecord[] },
+  resolutions: ReadonlyMap<string, Resolution>,
+  clusterTtl: number,
+): RecordGroup[] {
+  const group = (r: ExtraRecord, policy: keyof typeof DNSRECORD_NOTES): RecordGroup => {
+    const note = DNSRECORD_NOTES[policy];
+    const record = (type: AdminRecordType, value: string): AdminRecord => ({ name: r.name, type, ttl: r.ttl ?? clusterTtl, value, lb: 'ingress', note, dnsRecord: r.source });
+    const [only] = r.targets;
+    if (r.targets.length === 1 && only?.kind === 'hostname') return { lb: 'ingress', name: r.name, records: [record('CNAME', only.hostname)], note, dnsRecord: r.source };
+    const { v4, v6 } = splitFamilies(addressesOf(r.targets, resolutions));
+    const records = [...v4, ...v6].map((ip) => record(isIPv4(ip) ? 'A' : 'AAAA', ip));
+    return { lb: 'ingress', name: r.name, records, note: records.length === 0 ? `not included: the DNSRecord has no usable target` : note, dnsRecord: r.source };
+  };
+  return [...records.unmanaged.map((r) => group(r, 'Unmanaged')), ...records.managed.map((r) => group(r, 'Managed'))];
 }
 
 export interface PlanOptions {
@@ -76,6 +110,7 @@ function parentOf(domain: string): string | undefined {
 }
 
 function groupComment(g: RecordGroup): string[] {
+  if (g.dnsRecord !== undefined) return [`; ${g.name}: ingress controller DNSRecord ${g.dnsRecord.replace(/^dnsrecord\//, '')}${g.note === undefined ? '' : ` - ${g.note}`}`];
   const label = g.name.startsWith('*.') ? '*.apps' : g.name.split('.')[0];
   return [`; ${label}: ${LB_DESCRIPTIONS[g.lb]}${g.note === undefined ? '' : ` - ${g.note}`}`];
 }

@@ -73,11 +73,11 @@ export function addressesOf(targets: readonly Endpoint[], resolutions: ReadonlyM
  * Corefile serves. A hostname missing from `resolutions` contributes nothing.
  */
 export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, options: BuildOptions = {}): RecordSetResult {
-  const targetsByName = new Map<string, { targets: Endpoint[]; source: string }>();
-  const add = (name: string, targets: readonly Endpoint[], source: string): void => {
+  const targetsByName = new Map<string, { targets: Endpoint[]; source: string; ttl?: number }>();
+  const add = (name: string, targets: readonly Endpoint[], source: string, ttl?: number): void => {
     const entry = targetsByName.get(name);
     if (entry) entry.targets.push(...targets);
-    else targetsByName.set(name, { targets: [...targets], source });
+    else targetsByName.set(name, { targets: [...targets], source, ...(ttl === undefined ? {} : { ttl }) });
   };
   const withheld: { name: string; reason: string }[] = [];
   const traits = ROLE_TRAITS[spec.role];
@@ -89,13 +89,13 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   // An LB name answers with its LB only: the default ingress DNSRecord names *.apps for the
   // router LB lbdns already serves, and one naming anything else must not add to or outlive it.
   const lbNames = new Set(traits.serves.map((lb) => lbRecordName(lb, spec.domain)));
-  if (traits.clusterNames) for (const extra of spec.extraRecords) if (!lbNames.has(extra.name)) add(extra.name, extra.targets, extra.source);
+  if (traits.clusterNames) for (const extra of spec.extraRecords) if (!lbNames.has(extra.name)) add(extra.name, extra.targets, extra.source, extra.ttl);
 
   const names: NameRecord[] = [];
   const empty: string[] = [];
   const held: { name: string; reason: string }[] = [];
   const previous = new Map((options.previous?.names ?? []).map((n) => [n.name, n]));
-  for (const [name, { targets, source }] of targetsByName) {
+  for (const [name, { targets, source, ttl }] of targetsByName) {
     const { v4, v6 } = splitFamilies(addressesOf(targets, resolutions));
     const count = v4.length + v6.length;
     const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
@@ -111,7 +111,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       held.push({ name, reason: `${problem as string}; not served` });
       empty.push(name);
     } else {
-      names.push({ name, ...matchFor(name), v4, v6, source });
+      names.push({ name, ...matchFor(name), v4, v6, source, ...(ttl === undefined ? {} : { ttl }) });
     }
   }
   names.sort(specificityOrder);

@@ -3,7 +3,7 @@ import type { ClusterSources } from '../sources/cluster-sources.js';
 import { KubeAccessError, MissingDataError, type ResolveError } from '../errors.js';
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
-import { ROLE_TRAITS, type ClusterSpec, type LbName, type RecordSet, type Resolution } from '../model.js';
+import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type LbName, type RecordSet, type Resolution } from '../model.js';
 import { buildRecordSet, lbRecordName } from '../resolve/record-set.js';
 
 /** The hostname side: last known good answers, kept fresh by TTL. */
@@ -24,7 +24,7 @@ export interface DesiredState {
   /** The role's required names all have addresses. */
   readonly complete: boolean;
   /** Unmanaged DNSRecords: left to the admin, not served. */
-  readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
+  readonly unmanaged: readonly ExtraRecord[];
   /** Names the cluster says not to serve, and why: forwarded upstream. */
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
 }

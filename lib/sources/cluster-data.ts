@@ -9,7 +9,7 @@ export interface SourceContribution {
   readonly lbs?: Partial<Record<LbName, readonly Endpoint[]>>;
   readonly extraRecords?: readonly ExtraRecord[];
   /** Unmanaged DNSRecords: left to the admin, reported, never served. */
-  readonly unmanaged?: readonly { readonly name: string; readonly source: string }[];
+  readonly unmanaged?: readonly ExtraRecord[];
   readonly nodes?: readonly NodeEntry[];
   /** What the cluster says not to serve, and why. */
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
@@ -21,7 +21,7 @@ export interface SourceContribution {
 export interface ClusterData {
   readonly lbs: Readonly<Record<LbName, readonly Endpoint[]>>;
   readonly extraRecords: readonly ExtraRecord[];
-  readonly unmanaged: readonly { readonly name: string; readonly source: string }[];
+  readonly unmanaged: readonly ExtraRecord[];
   readonly nodes: readonly NodeEntry[] | undefined;
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
   /** See SourceContribution.apiIntAddress. */

@@ -6,7 +6,7 @@ import { listJson } from '../kube/list-json.js';
 import type { Selection } from '../kube/json-select.js';
 import type { Logger } from '../runtime/log.js';
 import { ROLE_TRAITS, type LbName, type Role } from '../model.js';
-import { dnsRecordsContribution, type DNSRecord } from './dnsrecords.js';
+import { dnsRecordPolicyLog, dnsRecordsContribution, type DNSRecord } from './dnsrecords.js';
 import { infrastructureContribution, type Infrastructure } from './infra-lbs.js';
 import { lbConfigContribution } from './lb-config.js';
 import { onPremContribution, onPremPlatformOf } from './on-prem-vips.js';
@@ -44,6 +44,8 @@ export interface ClusterSourceOptions {
   readonly role: Role;
   /** The cluster domain (lower case, no trailing dot): DNSRecords may only name names within it. */
   readonly domain: string;
+  /** The cluster-wide TTL, for what the DNSRecord log says a record without its own is served at. */
+  readonly ttl: number;
   readonly purpose: SourcePurpose;
   /** The LBs the command uses: a source that speaks only of others is not read. */
   readonly wanted: ReadonlySet<LbName>;
@@ -175,11 +177,16 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
     });
   }
   if (corefile && traits.clusterNames) {
+    const report = dnsRecordPolicyLog((msg, fields) => opts.log.info(msg, fields), opts.ttl);
     specs.push({
       name: `dnsrecords in ${DNSRECORD_NAMESPACE}`,
       what: `list dnsrecords.ingress.operator.openshift.io in ${DNSRECORD_NAMESPACE}`,
       path: `/apis/ingress.operator.openshift.io/v1/namespaces/${DNSRECORD_NAMESPACE}/dnsrecords`,
-      extract: (items, warn) => dnsRecordsContribution(items as DNSRecord[], warn, opts.domain),
+      extract: (items, warn) => {
+        const contribution = dnsRecordsContribution(items as DNSRecord[], warn, opts.domain);
+        report(contribution);
+        return contribution;
+      },
     });
   }
   if (corefile && traits.clusterNames && !opts.localSays.nodes) {

@@ -1,6 +1,6 @@
 import type { SourceContribution } from './cluster-data.js';
 import { ipFamily } from '../grammar/ip.js';
-import type { Endpoint, ExtraRecord } from '../model.js';
+import { LIMITS, type Endpoint, type ExtraRecord } from '../model.js';
 import { validateDnsName } from '../grammar/validate.js';
 import {
   describeObject,
@@ -23,6 +23,7 @@ export interface DNSRecord {
     readonly targets?: unknown;
     readonly recordType?: unknown;
     readonly dnsManagementPolicy?: unknown;
+    readonly recordTTL?: unknown;
   };
 }
 
@@ -34,6 +35,24 @@ const OBJECT_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
 
 /** The CRD's default, applied by the API server when the field is left out. */
 const DEFAULT_POLICY = 'Managed';
+
+/** What the ingress operator uses for `recordTTL: 0` (the CRD: "If zero, the default is 30"). */
+const ZERO_TTL_MEANS = 30;
+
+/** `spec.recordTTL`, or undefined (the record is served at lbdns's own TTL) when absent or unusable. */
+function ttlOf(record: DNSRecord, object: string, warn: Warn): number | undefined {
+  const value = record.spec?.recordTTL;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    warnIgnored(warn, `${object} spec.recordTTL`, value, 'is not a whole number of seconds', "served at lbdns's TTL");
+    return undefined;
+  }
+  if (value > LIMITS.maxTtl) {
+    warnIgnored(warn, `${object} spec.recordTTL`, value, `is more than ${LIMITS.maxTtl} s, the most CoreDNS's hosts and lbdns serve`, "served at lbdns's TTL");
+    return undefined;
+  }
+  return value === 0 ? ZERO_TTL_MEANS : value;
+}
 
 function sourceOf(record: DNSRecord, object: string, warn: Warn): string | undefined {
   const { namespace, name } = record.metadata ?? {};
@@ -109,12 +128,12 @@ function targetsOf(record: DNSRecord, object: string, warn: Warn): Located<Endpo
  * itself, so a CNAME is served as the addresses it leads to. `Unmanaged` ones are left to the admin and
  * only reported; a record being deleted is neither. Records naming the same DNS name are
  * merged, not one chosen: a name has one answer set, so it carries all their targets
- * (repeats dropped, at most 16) and its source lists each record. `recordTTL` is not used:
- * lbdns serves every name with its own TTL.
+ * (repeats dropped, at most 16) and its source lists each record. Each is served at its
+ * `recordTTL` (the shortest, when records share a name), as the ingress operator publishes it.
  */
 export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn, domain: string): SourceContribution {
-  const managed = new Map<string, { targets: Located<Endpoint>[]; sources: string[] }>();
-  const unmanaged: { name: string; source: string }[] = [];
+  const managed = new Map<string, { targets: Located<Endpoint>[]; sources: string[]; ttl: number | undefined }>();
+  const unmanaged: ExtraRecord[] = [];
   for (const record of records) {
     if (typeof record !== 'object' || record === null) {
       warnIgnored(warn, 'dnsrecord list item', record, 'is not an object');
@@ -131,8 +150,11 @@ export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn
     }
     const name = nameOf(record, object, warn);
     if (name === undefined) continue;
+    const ttl = ttlOf(record, object, warn);
     if (policy === 'Unmanaged') {
-      unmanaged.push({ name, source });
+      // Reported with what the admin's DNS must hold; a target lbdns could not vouch for is left out.
+      const targets = targetsOf(record, object, warn) ?? [];
+      unmanaged.push({ name, source, targets: targets.map((t) => t.item), ...(ttl === undefined ? {} : { ttl }) });
       continue;
     }
     const refused = outOfScope(name, domain);
@@ -146,15 +168,43 @@ export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn
     if (entry) {
       entry.targets.push(...targets);
       entry.sources.push(source);
+      // One answer set has one TTL: the shortest, so no record is cached longer than its owner asked.
+      if (ttl !== undefined) entry.ttl = entry.ttl === undefined ? ttl : Math.min(entry.ttl, ttl);
     } else {
-      managed.set(name, { targets, sources: [source] });
+      managed.set(name, { targets, sources: [source], ttl });
     }
   }
-  const extraRecords: ExtraRecord[] = [...managed].map(([name, { targets, sources }]) => {
+  const extraRecords: ExtraRecord[] = [...managed].map(([name, { targets, sources, ttl }]) => {
     const source = sources.join(', ');
-    return { name, targets: distinctCapped(targets, endpointKey, `${source} spec.targets`, warn), source };
+    return { name, targets: distinctCapped(targets, endpointKey, `${source} spec.targets`, warn), source, ...(ttl === undefined ? {} : { ttl }) };
   });
   return { extraRecords: extraRecords.sort(byName), unmanaged: unmanaged.sort(byName) };
 }
 
 const byName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** What lbdns does with each DNSRecord, as the monitor reports it. */
+export function dnsRecordDecisions(c: SourceContribution, clusterTtl: number): Map<string, Record<string, unknown>> {
+  const decisions = new Map<string, Record<string, unknown>>();
+  for (const r of c.extraRecords ?? []) {
+    for (const source of r.source.split(', ')) decisions.set(source, { dnsRecord: source, name: r.name, policy: 'Managed', action: 'served by this CoreDNS', ttl: r.ttl ?? clusterTtl });
+  }
+  for (const r of c.unmanaged ?? []) {
+    decisions.set(r.source, { dnsRecord: r.source, name: r.name, policy: 'Unmanaged', action: "not served: the admin's DNS must hold it (lbdns print-records --names dnsrecords)" });
+  }
+  return decisions;
+}
+
+/**
+ * Logs each DNSRecord's policy and what lbdns does with it once, and again only when that
+ * changes: records the ingress operator skips (Unmanaged) are the admin's to create.
+ */
+export function dnsRecordPolicyLog(log: (msg: string, fields: Record<string, unknown>) => void, clusterTtl: number): (c: SourceContribution) => void {
+  let last = new Map<string, string>();
+  return (c) => {
+    const now = new Map([...dnsRecordDecisions(c, clusterTtl)].map(([source, fields]) => [source, JSON.stringify(fields)]));
+    for (const [source, text] of now) if (last.get(source) !== text) log('DNSRecord policy', JSON.parse(text) as Record<string, unknown>);
+    for (const source of last.keys()) if (!now.has(source)) log('DNSRecord no longer listed or no longer usable', { dnsRecord: source });
+    last = now;
+  };
+}

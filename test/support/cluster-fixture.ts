@@ -67,7 +67,7 @@ export function node(name: string, ips: readonly string[]): KubeObject {
   };
 }
 
-export function dnsRecord(name: string, spec: { dnsName: string; targets: readonly string[]; recordType?: 'A' | 'CNAME'; dnsManagementPolicy?: 'Managed' | 'Unmanaged' }): KubeObject {
+export function dnsRecord(name: string, spec: { dnsName: string; targets: readonly string[]; recordType?: 'A' | 'CNAME'; dnsManagementPolicy?: 'Managed' | 'Unmanaged'; recordTTL?: number }): KubeObject {
   return {
     apiVersion: 'ingress.operator.openshift.io/v1',
     kind: 'DNSRecord',

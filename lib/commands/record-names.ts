@@ -1,0 +1,19 @@
+import { ValidationError } from '../errors.js';
+import type { LbName } from '../model.js';
+
+/** The names print-records prints and check-dns checks, as `--names` selects them. */
+export const RECORD_NAMES = ['api', 'api-int', 'apps', 'dnsrecords'] as const;
+export type RecordName = (typeof RECORD_NAMES)[number];
+
+/** The LB behind each of the three cluster names; `dnsrecords` stands for every ingress controller's DNSRecord. */
+export const RECORD_NAME_LB: Readonly<Record<Exclude<RecordName, 'dnsrecords'>, LbName>> = { api: 'api', 'api-int': 'api-int', apps: 'ingress' };
+
+/** `--names`: a comma-separated subset, in the fixed order; absent: all of them. */
+export function parseRecordNames(value: string | undefined, command: string): RecordName[] {
+  if (value === undefined) return [...RECORD_NAMES];
+  const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const hint = `use a comma-separated subset of ${RECORD_NAMES.join(',')}`;
+  for (const n of names) if (!(RECORD_NAMES as readonly string[]).includes(n)) throw new ValidationError('--names', n, `is not a name ${command} knows`, hint);
+  if (names.length === 0) throw new ValidationError('--names', value, 'is empty', hint);
+  return RECORD_NAMES.filter((n) => names.includes(n));
+}
