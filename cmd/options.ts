@@ -105,6 +105,7 @@ export abstract class ClusterCommand extends InputCommand {
   ingressService = Option.String('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'The router Service whose LB status gives the ingress IPs (default openshift-ingress/router-default)' });
   lbConfig = Option.String('--lb-config', { description: 'The LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
   waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m)' });
+  ignoreDnsType = Option.Boolean('--ignore-dns-type', false, { description: "Serve names even where the Infrastructure's cloudLoadBalancerConfig.dnsType says PlatformDefault (the cloud's DNS)" });
 
   override checkFlags(): void {
     super.checkFlags();
@@ -121,6 +122,7 @@ export abstract class ClusterCommand extends InputCommand {
       ingressService: this.ingressService,
       lbConfig: this.lbConfig,
       waitTimeoutMs: parseDurationMs('--wait-timeout', this.waitTimeout, 1000, 86_400_000),
+      ignoreDnsType: this.ignoreDnsType,
     };
   }
 

@@ -212,4 +212,59 @@ test('render-corefile serves a Managed DNSRecord at its recordTTL', async () => 
   });
 });
 
+const platformDefault = (c: ClusterFixture) => c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'PlatformDefault' } } } });
+
+for (const command of ['render-corefile', 'display'] as const) {
+  test(`${command} on a cluster whose DNS is the cloud's (dnsType PlatformDefault) exits 2 naming the field, writing nothing`, async () => {
+    await withCluster({}, async (c) => {
+      platformDefault(c);
+      const out = command === 'render-corefile' ? ['--out', c.out] : [];
+      const r = await runLbdns([command, c.kubeconfig, ...out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+      assert.is(r.code, 2, r.stderr);
+      assert.match(r.stderr, /status\.platformStatus\.aws\.cloudLoadBalancerConfig\.dnsType is "PlatformDefault": this cluster's names are served by the cloud's DNS/);
+      assert.match(r.stderr, /Pass --ignore-dns-type/);
+      assert.not.ok(await exists(c.out));
+    });
+  });
+}
+
+test('watch-lb-status on a PlatformDefault cluster exits 2 at start, naming the field', async () => {
+  await withCluster({}, async (c) => {
+    platformDefault(c);
+    const r = await runLbdns(['watch-lb-status', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--metrics-addr', '127.0.0.1:0']);
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, /cloudLoadBalancerConfig\.dnsType is "PlatformDefault"/);
+    assert.not.ok(await exists(c.out));
+  });
+});
+
+test('--ignore-dns-type serves a PlatformDefault cluster anyway, with a warning', async () => {
+  await withCluster({}, async (c) => {
+    platformDefault(c);
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--ignore-dns-type']);
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(logLines(r.stderr).some((l) => l.level === 'warn' && String(l.msg).includes('PlatformDefault, served anyway (--ignore-dns-type)')));
+    assert.ok(await exists(c.out));
+  });
+});
+
+test('display says what the DNS switch says, and that an absent one means serving', async () => {
+  await withCluster({}, async (c) => {
+    const absent = await runLbdns(['display', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(absent.code, 0, absent.stderr);
+    assert.match((JSON.parse(absent.stdout) as { dnsType: string }).dnsType, /dnsType is not set .*: serving/);
+    c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } });
+    const hosted = await runLbdns(['display', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is((JSON.parse(hosted.stdout) as { dnsType: string }).dnsType, 'status.platformStatus.aws.cloudLoadBalancerConfig.dnsType: ClusterHosted');
+  });
+});
+
+test('print-records reads a PlatformDefault cluster: it serves no names', async () => {
+  await withCluster({}, async (c) => {
+    platformDefault(c);
+    const r = await runLbdns(['print-records', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+  });
+});
+
 test.run();

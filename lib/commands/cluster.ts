@@ -14,6 +14,7 @@ import { Monitor, type DesiredState, type MonitorOptions } from '../runtime/moni
 import { ResolutionCache } from '../resolve/resolution-cache.js';
 import { HostResolver } from '../resolve/host-resolver.js';
 import { defaultLbConfigRef } from '../sources/lb-config.js';
+import { clusterDnsType, type Infrastructure } from '../sources/infra-lbs.js';
 import { validateDnsName } from '../grammar/validate.js';
 import type { CommandInputs } from './io.js';
 
@@ -25,6 +26,8 @@ export interface ClusterFlags {
   /** `namespace/name` of the LB config ConfigMap; default from the platform. */
   readonly lbConfig: string | undefined;
   readonly waitTimeoutMs: number;
+  /** Serve names even on a cluster whose Infrastructure says its DNS is the cloud's (PlatformDefault). */
+  readonly ignoreDnsType?: boolean;
 }
 
 export const DEFAULT_INGRESS_SERVICE = 'openshift-ingress/router-default';
@@ -44,6 +47,8 @@ export interface ClusterContext {
   readonly localSays: LocalSays;
   readonly ingressService: ObjectRef;
   readonly lbConfig: ObjectRef | undefined;
+  /** What the cluster's DNS switch says, in words, for `display`; undefined off AWS, GCP and Azure. */
+  readonly dnsType: string | undefined;
 }
 
 export interface PrepareOptions {
@@ -65,6 +70,30 @@ function unsupportedPlatform(platformType: unknown, role: Role): ConfigError {
   );
 }
 
+/**
+ * The cluster's DNS switch, for a command that serves names: `PlatformDefault` means the
+ * cloud's DNS answers for this cluster, so a Corefile from lbdns would be a second, competing
+ * answer. The field is immutable, so a running monitor never sees it change.
+ */
+function checkDnsType(infra: Infrastructure | undefined, ignore: boolean, log: Logger): string | undefined {
+  const dnsType = clusterDnsType(infra);
+  if (dnsType === undefined) return undefined;
+  if (dnsType.value === undefined) {
+    const said = `${dnsType.field} is not set (an older cluster, or one installed without the switch): serving`;
+    log.info(said);
+    return said;
+  }
+  if (dnsType.value !== 'PlatformDefault') return `${dnsType.field}: ${dnsType.value}`;
+  if (ignore) {
+    const said = `${dnsType.field}: PlatformDefault, served anyway (--ignore-dns-type)`;
+    log.warn(said);
+    return said;
+  }
+  throw new ConfigError(
+    `${dnsType.field} is "PlatformDefault": this cluster's names are served by the cloud's DNS, not a cluster-hosted one, and the field cannot change; lbdns serves nothing here. Pass --ignore-dns-type if you know why this cluster needs it anyway`,
+  );
+}
+
 /** Local inputs plus what the cluster says about itself (domain, platform), read once. */
 export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger, opts: PrepareOptions = {}): Promise<ClusterContext> {
   const raw = await loadRawConfig(inputs, log);
@@ -73,6 +102,8 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
   const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });
   const identity = await readClusterIdentity(kc, log, Date.now() + flags.waitTimeoutMs);
+  // Commands that serve no DNS (print-records, check-dns, update-infra-status) read the switch their own way, or not at all.
+  const dnsType = opts.upstreams === false ? undefined : checkDnsType(identity.infrastructure, flags.ignoreDnsType === true, log);
   const domain = raw.domain ?? identity.domain;
   if (domain === undefined) {
     throw new ValidationError('--domain', undefined, 'is required: the cluster has no dnses.config.openshift.io/cluster spec.baseDomain nor an Infrastructure apiServerInternalURI to take it from', 'pass --domain');
@@ -86,7 +117,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   }
   if (identity.onPrem !== undefined) log.info('on-prem platform: api, api-int and *.apps come from the Infrastructure VIPs', { platform: identity.onPrem });
   else if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: platformType ?? 'unknown' });
-  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig };
+  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig, dnsType };
 }
 
 export interface PipelineOptions {

@@ -18,6 +18,7 @@ export async function displayCommand(opts: DisplayOptions): Promise<number> {
     notServed: state.empty,
     unmanaged: state.unmanaged,
     withheld: state.withheld,
+    ...(state.dnsType === undefined ? {} : { dnsType: state.dnsType }),
   };
   opts.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
   return EXIT.ok;

@@ -18,6 +18,8 @@ export interface OneShotState {
   readonly empty: readonly string[];
   readonly unmanaged: readonly ExtraRecord[];
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
+  /** What the cluster's DNS switch says (see ClusterContext.dnsType); undefined without a cluster or off AWS, GCP and Azure. */
+  readonly dnsType?: string | undefined;
 }
 
 /**
@@ -41,7 +43,7 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   try {
     const state = await monitor.whenComplete(Math.max(0, deadline - Date.now()));
     logNotServed(log, state.spec, state.empty);
-    return { raw: ctx.raw, ...state };
+    return { raw: ctx.raw, ...state, dnsType: ctx.dnsType };
   } finally {
     await monitor.stop();
   }

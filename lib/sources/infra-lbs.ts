@@ -43,6 +43,23 @@ export function platformOf(infra: Infrastructure | undefined): Platform | undefi
   return typeof type === 'string' && Object.hasOwn(STATUS_KEYS, type) ? (type as Platform) : undefined;
 }
 
+/** The cluster's own switch between cluster-hosted DNS and the cloud's, where its platform has one. */
+export interface ClusterDnsType {
+  /** `status.platformStatus.aws.cloudLoadBalancerConfig.dnsType`, for messages. */
+  readonly field: string;
+  /** `ClusterHosted`, `PlatformDefault`, or undefined when the field is absent. */
+  readonly value: string | undefined;
+}
+
+/** undefined off AWS, GCP and Azure: other platforms have no such field. */
+export function clusterDnsType(infra: Infrastructure | undefined): ClusterDnsType | undefined {
+  const platform = platformOf(infra);
+  if (platform === undefined) return undefined;
+  const key = platformStatusKey(platform);
+  const value = infra?.status?.platformStatus?.[key]?.cloudLoadBalancerConfig?.dnsType;
+  return { field: `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType`, value: typeof value === 'string' ? value : undefined };
+}
+
 /**
  * The LBs whose `clusterHosted` lists the Corefile reads: api and api-int. The ingress list
  * is a copy of the router Service's status, written by whoever last noticed a change; read
