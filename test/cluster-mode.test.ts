@@ -133,6 +133,28 @@ test("*.apps follows the router Service, not the Infrastructure status's copy of
   });
 });
 
+test('api-int named by the LB config is served from it alone: a stale Infrastructure status address is not served, and the disagreement is logged once', async () => {
+  await withCluster({}, async (c) => {
+    c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.9.9.9'] } } } } });
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
+    const warned = logLines(r.stderr).filter((l) => l.level === 'warn' && String(l.msg).startsWith('the Infrastructure status publishes other addresses'));
+    assert.equal(warned.map((l) => [l.lb, l.served, l.published]), [['api-int', [API_INT_IP], ['10.9.9.9']]]);
+  });
+});
+
+test('api-int that nothing else names is served from the Infrastructure status lists (IP-only clusters)', async () => {
+  await withCluster({}, async (c) => {
+    c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.9.9.9'] } } } } });
+    c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': null } });
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), ['A 10.9.9.9']);
+    assert.not.ok(logLines(r.stderr).some((l) => String(l.msg).startsWith('the Infrastructure status publishes other addresses')));
+  });
+});
+
 test('the default ingress DNSRecord for *.apps does not add to the router Service address', async () => {
   await withCluster({}, async (c) => {
     c.server.create(dnsRecord('default-wildcard', { dnsName: `${APPS}.`, targets: ['10.0.1.99'] }));

@@ -42,7 +42,7 @@ test('ClusterHosted lists become ip endpoints for api-int and api', () => {
     }),
     warn,
   );
-  assert.equal(c, { lbs: { 'api-int': [ip('10.0.0.10'), ip('10.0.0.11')], api: [ip('2001:db8::5')] } });
+  assert.equal(c, { publishedLbs: { 'api-int': [ip('10.0.0.10'), ip('10.0.0.11')], api: [ip('2001:db8::5')] } });
   assert.equal(warnings, []);
 });
 
@@ -52,20 +52,20 @@ test('ingressLoadBalancerIPs says nothing about ingress: the router Service does
     infra('AWS', 'aws', { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.0.0.10'], ingressLoadBalancerIPs: ['10.0.1.30', '10.0.1.30 }'] } }),
     warn,
   );
-  assert.equal(c.lbs?.ingress, undefined);
+  assert.equal(c.publishedLbs?.ingress, undefined);
   assert.equal(warnings, [], 'the unread list is not even validated');
 });
 
 test('GCP lists are read from platformStatus.gcp', () => {
   const { warn } = collector();
   const c = infrastructureContribution(infra('GCP', 'gcp', { dnsType: 'ClusterHosted', clusterHosted: { apiLoadBalancerIPs: ['203.0.113.5'] } }), warn);
-  assert.equal(c.lbs?.api, [ip('203.0.113.5')]);
+  assert.equal(c.publishedLbs?.api, [ip('203.0.113.5')]);
 });
 
 test('under ClusterHosted a missing list is an empty one', () => {
   const { warn, warnings } = collector();
   const c = infrastructureContribution(infra('AWS', 'aws', { dnsType: 'ClusterHosted' }), warn);
-  assert.equal(c, { lbs: { 'api-int': [], api: [] } });
+  assert.equal(c, { publishedLbs: { 'api-int': [], api: [] } });
   assert.equal(warnings, []);
 });
 
@@ -103,7 +103,7 @@ test('empty, malformed and duplicate IPs are skipped with warnings naming the li
     }),
     warn,
   );
-  assert.equal(c.lbs?.['api-int'], [ip('10.0.0.1')]);
+  assert.equal(c.publishedLbs?.['api-int'], [ip('10.0.0.1')]);
   assert.equal(
     messages().map((m) => m.split(':')[0]),
     [0, 1, 2, 3, 5].map((i) => `${FIELD}.apiIntLoadBalancerIPs[${i}]`),
@@ -116,7 +116,7 @@ test('Corefile syntax in a list entry is skipped with a warning', () => {
     infra('AWS', 'aws', { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.0.0.1 }', '{{ .Name }}', '10.0.0.2\nlog'] } }),
     warn,
   );
-  assert.equal(c.lbs?.['api-int'], []);
+  assert.equal(c.publishedLbs?.['api-int'], []);
   assert.is(messages().length, 3);
 });
 
@@ -124,7 +124,7 @@ test('more than 16 IPs in a list are capped at 16 with a warning', () => {
   const { warn, messages } = collector();
   const ips = Array.from({ length: 17 }, (_, i) => `10.0.2.${i + 1}`);
   const c = infrastructureContribution(infra('AWS', 'aws', { dnsType: 'ClusterHosted', clusterHosted: { apiLoadBalancerIPs: ips } }), warn);
-  assert.equal(c.lbs?.api, ips.slice(0, 16).map(ip));
+  assert.equal(c.publishedLbs?.api, ips.slice(0, 16).map(ip));
   assert.is(messages().length, 1);
   assert.ok(messages()[0]?.startsWith(`${FIELD}.apiLoadBalancerIPs: 17 distinct entries exceed`), messages()[0]);
 });

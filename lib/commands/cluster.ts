@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { LocalSays } from '../sources/cluster-data.js';
+import type { LbDisagreement, LocalSays } from '../sources/cluster-data.js';
 import { startClusterSources, type ObjectRef, type SourcePurpose } from '../sources/cluster-sources.js';
 import type { RawConfig } from '../inputs/config.js';
 import { ConfigError, quote, ValidationError } from '../errors.js';
@@ -200,7 +200,15 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     },
   });
   if (metrics) metrics.unresolvable = () => resolutions.failing();
-  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
+  const onDisagreement = (d: LbDisagreement): void => {
+    metrics?.lbSourcesDisagree.inc({ lb: d.lb });
+    events.emit({
+      type: 'Warning',
+      reason: EVENT_REASONS.sourceIgnored,
+      message: `the Infrastructure status publishes ${d.published.join(', ')} for the ${d.lb} LB, which is served as ${d.served.join(', ')} from its LB config; the status is stale or the LB config wrong`,
+    });
+  };
+  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, onDisagreement, ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;
 }

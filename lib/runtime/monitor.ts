@@ -1,10 +1,10 @@
-import { applyClusterData, type LocalSays } from '../sources/cluster-data.js';
+import { applyClusterData, lbDisagreements, type LbDisagreement, type LocalSays } from '../sources/cluster-data.js';
 import type { ClusterSources } from '../sources/cluster-sources.js';
 import { KubeAccessError, MissingDataError, type ResolveError } from '../errors.js';
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type LbName, type RecordSet, type Resolution } from '../model.js';
-import { buildRecordSet, lbRecordName } from '../resolve/record-set.js';
+import { addressesOf, buildRecordSet, lbRecordName } from '../resolve/record-set.js';
 
 /** The hostname side: last known good answers, kept fresh by TTL. */
 export interface Resolutions {
@@ -46,6 +46,8 @@ export interface MonitorOptions {
    * status list over the 16-IP limit rather than the DNS name.
    */
   readonly check?: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void;
+  /** Told of each new disagreement between an LB's published addresses and the served ones, once. */
+  readonly onDisagreement?: (d: LbDisagreement) => void;
 }
 
 /** whenComplete() gave up because the monitor was stopped. */
@@ -84,6 +86,8 @@ export class Monitor {
   private readonly waiters = new Set<{ check(): void; cancel(): void }>();
   /** The withheld names last logged, so a change is logged once. */
   private withheldLogged: string | undefined;
+  /** Disagreements already reported, so each is logged and counted once. */
+  private disagreementsSeen = new Set<string>();
 
   private local: ClusterSpec;
 
@@ -182,6 +186,18 @@ export class Monitor {
     return this.opts.sources?.unsynced().find((u) => u.error instanceof KubeAccessError)?.error as KubeAccessError | undefined;
   }
 
+  private reportDisagreements(found: readonly LbDisagreement[]): void {
+    const now = new Set<string>();
+    for (const d of found) {
+      const key = JSON.stringify(d);
+      now.add(key);
+      if (this.disagreementsSeen.has(key)) continue;
+      this.opts.log.warn("the Infrastructure status publishes other addresses for an LB than its LB config gives; serving the LB config's", { lb: d.lb, served: d.served, published: d.published });
+      this.opts.onDisagreement?.(d);
+    }
+    this.disagreementsSeen = now;
+  }
+
   private notifyWaiters(): void {
     for (const waiter of [...this.waiters]) waiter.check();
   }
@@ -228,6 +244,7 @@ export class Monitor {
     await resolutions.settled();
     if (this.stopped) return;
     const snapshot = resolutions.snapshot();
+    if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
     this.opts.check?.(spec, snapshot);
     const { recordSet, empty, held, withheld } = buildRecordSet(spec, snapshot, { previous: this.served });
     for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });

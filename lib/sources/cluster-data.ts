@@ -7,6 +7,11 @@ import { LB_NAMES } from '../model.js';
  */
 export interface SourceContribution {
   readonly lbs?: Partial<Record<LbName, readonly Endpoint[]>>;
+  /**
+   * LB addresses a status publishes (the Infrastructure's `clusterHosted` lists): a copy,
+   * possibly old, so served only for an LB no source names in `lbs` and no flag gives.
+   */
+  readonly publishedLbs?: Partial<Record<LbName, readonly Endpoint[]>>;
   readonly extraRecords?: readonly ExtraRecord[];
   /** Unmanaged DNSRecords: left to the admin, reported, never served. */
   readonly unmanaged?: readonly ExtraRecord[];
@@ -20,6 +25,10 @@ export interface SourceContribution {
 /** Everything the cluster says, merged from all sources. */
 export interface ClusterData {
   readonly lbs: Readonly<Record<LbName, readonly Endpoint[]>>;
+  /** Published addresses of LBs that a source names: not served, compared with what is (see LbDisagreement). */
+  readonly shadowed?: Readonly<Partial<Record<LbName, readonly Endpoint[]>>>;
+  /** The LBs `lbs` holds a published copy for, no source naming them. */
+  readonly publishedOnly?: readonly LbName[];
   readonly extraRecords: readonly ExtraRecord[];
   readonly unmanaged: readonly ExtraRecord[];
   readonly nodes: readonly NodeEntry[] | undefined;
@@ -36,12 +45,22 @@ function uniqueEndpoints(endpoints: readonly Endpoint[]): Endpoint[] {
   });
 }
 
-/** Union per LB, in source order. */
+/**
+ * One truth per LB: the sources that name it (the LB config ConfigMap, the router Service, the
+ * on-prem VIPs), their union in source order; only for an LB none of them names, the
+ * published copy. A published copy beside a naming source is kept aside as `shadowed`.
+ */
 export function mergeContributions(contributions: readonly SourceContribution[]): ClusterData {
-  const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, uniqueEndpoints(contributions.flatMap((c) => c.lbs?.[lb] ?? []))])) as Record<LbName, Endpoint[]>;
+  const named = (lb: LbName) => uniqueEndpoints(contributions.flatMap((c) => c.lbs?.[lb] ?? []));
+  const published = (lb: LbName) => uniqueEndpoints(contributions.flatMap((c) => c.publishedLbs?.[lb] ?? []));
+  const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, named(lb).length > 0 ? named(lb) : published(lb)])) as Record<LbName, Endpoint[]>;
+  const shadowed = Object.fromEntries(LB_NAMES.flatMap((lb) => (named(lb).length > 0 && published(lb).length > 0 ? [[lb, published(lb)]] : []))) as Partial<Record<LbName, Endpoint[]>>;
+  const publishedOnly = LB_NAMES.filter((lb) => named(lb).length === 0 && published(lb).length > 0);
   const withNodes = contributions.filter((c) => c.nodes !== undefined);
   return {
     lbs,
+    shadowed,
+    publishedOnly,
     extraRecords: contributions.flatMap((c) => c.extraRecords ?? []),
     unmanaged: contributions.flatMap((c) => c.unmanaged ?? []),
     nodes: withNodes.length === 0 ? undefined : withNodes.flatMap((c) => c.nodes ?? []),
@@ -61,6 +80,31 @@ export interface LocalSays {
  * the cluster's, local nodes replace the cluster's nodes, and what they give is served even
  * where the cluster withholds its own.
  */
+/**
+ * An LB whose published addresses differ from the ones served for it: the status is stale or
+ * the LB config wrong; either way an admin should know. Only when the served ones are known.
+ */
+export interface LbDisagreement {
+  readonly lb: LbName;
+  readonly served: readonly string[];
+  readonly published: readonly string[];
+}
+
+/**
+ * The published lists that disagree with what is served, whether a source or a flag names
+ * the LB; `served` gives an LB's current addresses.
+ */
+export function lbDisagreements(cluster: ClusterData, localSays: LocalSays, served: (lb: LbName) => readonly string[]): LbDisagreement[] {
+  return LB_NAMES.flatMap((lb) => {
+    const copy = cluster.shadowed?.[lb] ?? (localSays.lbs.has(lb) && cluster.publishedOnly?.includes(lb) ? cluster.lbs[lb] : undefined);
+    if (copy === undefined) return [];
+    const published = [...new Set(copy.map((e) => (e.kind === 'ip' ? e.ip : e.hostname)))].sort();
+    const now = [...new Set(served(lb))].sort();
+    if (now.length === 0 || (now.length === published.length && now.every((ip, i) => ip === published[i]))) return [];
+    return [{ lb, served: now, published }];
+  });
+}
+
 export function applyClusterData(local: ClusterSpec, cluster: ClusterData, localSays: LocalSays): ClusterSpec {
   const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, localSays.lbs.has(lb) ? local.lbs[lb] : cluster.lbs[lb]])) as Record<LbName, readonly Endpoint[]>;
   const withheld = Object.fromEntries(

@@ -70,7 +70,9 @@ const SERVED_LISTS: readonly LbName[] = ['api-int', 'api'];
 /**
  * The api and api-int `clusterHosted` IP lists, read only when `dnsType` is `ClusterHosted`:
  * under `PlatformDefault` the cloud's DNS serves these names and the object says nothing
- * about them, so neither does the contribution. Under `ClusterHosted`, a missing list is an empty one.
+ * about them, so neither does the contribution. Under `ClusterHosted`, a missing list is an
+ * empty one. They are a published copy, possibly old: `publishedLbs`, served only for an LB
+ * nothing else names (see mergeContributions).
  */
 export function infrastructureContribution(infra: Infrastructure | undefined, warn: Warn): SourceContribution {
   const platform = platformOf(infra);
@@ -85,5 +87,5 @@ export function infrastructureContribution(infra: Infrastructure | undefined, wa
     const where = `${object} status.platformStatus.${key}.cloudLoadBalancerConfig.clusterHosted.${list}`;
     lbs[lb] = ipsFromApi(config.clusterHosted?.[list], where, warn).map((ip) => ({ kind: 'ip', ip }));
   }
-  return { lbs };
+  return { publishedLbs: lbs };
 }
