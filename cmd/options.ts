@@ -8,6 +8,7 @@ import { LIMITS } from '../lib/model.js';
 import { LB_FLAGS, validateRole, validateUpstreams } from '../lib/inputs/spec.js';
 import { parseEndpoints, validateDnsName, validateDomain, validateIp, validatePath, validateTtl } from '../lib/grammar/validate.js';
 import { parseDurationMs } from '../lib/grammar/go-duration.js';
+import { validateListen } from '../lib/grammar/host-port.js';
 
 /**
  * Clipanion's run() prints a failing command's error to stdout; keeping the error here lets
@@ -42,6 +43,7 @@ export abstract class InputCommand extends LbdnsCommand {
   template = Option.String('--template', { description: 'Eta template file to render instead of the built-in one' });
   ttl = Option.String('--ttl', { description: 'TTL of the served records (default 60)' });
   reloadInterval = Option.String('--reload-interval', { description: 'CoreDNS reload interval, at least 2s (default 2s)' });
+  listen = Option.String('--listen', { description: "Where CoreDNS answers, [ADDR]:PORT (default :53: every address); e.g. :5353 behind the node's dnsmasq" });
   reloadJitter = Option.String('--reload-jitter', { description: 'CoreDNS reload jitter, at least 1s (default 1s)' });
 
   /**
@@ -67,6 +69,7 @@ export abstract class InputCommand extends LbdnsCommand {
       for (const ip of ips) validateIp(`--node ${name}`, ip);
     }
     if (this.upstream !== undefined) validateUpstreams('--upstream', this.upstream);
+    if (this.listen !== undefined) validateListen('--listen', this.listen);
   }
 
   /** Clipanion runs this in place of execute(); what it throws reaches catch() like execute's errors. */
@@ -93,6 +96,7 @@ export abstract class InputCommand extends LbdnsCommand {
       template: this.template,
       ttl: this.ttl,
       reload: { interval: this.reloadInterval, jitter: this.reloadJitter },
+      listen: this.listen,
     };
   }
 }

@@ -87,6 +87,8 @@ export interface ClusterSpec {
   /** TTL of the records lbdns serves, seconds. */
   readonly ttl: number;
   readonly reload: ReloadSettings;
+  /** Absent: DEFAULTS.listen, every address on port 53. */
+  readonly listen?: ListenSettings;
 }
 
 /** The addresses one hostname resolved to. */
@@ -122,12 +124,20 @@ export interface NodeRecord {
   readonly v6: readonly string[];
 }
 
+/** Where CoreDNS answers: the server block's port, and one address (the `bind` plugin) or all. */
+export interface ListenSettings {
+  /** A canonical IP; absent: every address of the host. */
+  readonly address?: string;
+  readonly port: number;
+}
+
 /** What a Corefile template sees. Every string in it has been validated: none can carry Corefile syntax. */
 export interface RecordSet {
   readonly domain: string;
   readonly role: Role;
   readonly ttl: number;
   readonly reload: ReloadSettings;
+  readonly listen: ListenSettings;
   readonly healthPort: number;
   readonly readyPort: number;
   readonly cacheSeconds: number;
@@ -154,6 +164,7 @@ export const DEFAULTS = {
   ttl: 60,
   /** Well below CoreDNS's own 30 s so a rewritten Corefile is served within about 3 s. */
   reload: { intervalSeconds: 2, jitterSeconds: 1 },
+  listen: { port: 53 },
   healthPort: 18080,
   readyPort: 18181,
   cacheSeconds: 30,

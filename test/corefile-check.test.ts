@@ -70,6 +70,18 @@ test('accepts the small fixture the other tests break', () => {
   checkCorefile(GOOD);
 });
 
+test('accepts a server block on another port, bound to one address', () => {
+  checkCorefile(GOOD.replace(/^\. \{\n/m, '.:5353 {\n    bind 127.0.0.1\n'));
+});
+
+test('rejects a server block key whose port is out of range', () => {
+  rejects(GOOD.replace(/^\. \{\n/m, '.:65536 {\n'), /server block key ".:65536" is not ZONE or ZONE:PORT/);
+});
+
+test('rejects bind to something that is not an IP address', () => {
+  rejects(GOOD.replace(/^\. \{\n/m, '. {\n    bind eth0\n'), /bind "eth0" is not an IP address/);
+});
+
 test('rejects a block that is never closed', () => {
   rejects(GOOD.replace(/}\n$/, ''), /line 1: server block is never closed/);
 });

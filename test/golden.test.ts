@@ -54,6 +54,8 @@ const CASES: Record<string, readonly string[]> = {
     ...repeatFlag('--ingress-lb', seq(16, (i) => `fd00:3::${i.toString(16)}`)),
     ...repeatFlag('--upstream', seq(15, (i) => `10.9.0.${i}`)),
   ],
+  'listen-5353.Corefile': [...CONTROL_PLANE_CLUSTER, ...CONTROL_PLANE_UPSTREAMS, '--listen', '127.0.0.1:5353'],
+  'listen-ipv6.Corefile': [...CONTROL_PLANE_CLUSTER, ...CONTROL_PLANE_UPSTREAMS, '--listen', '[::1]:5353'],
   'custom-template.Corefile': [...CONTROL_PLANE_CLUSTER, ...CONTROL_PLANE_UPSTREAMS, '--template', join(GOLDEN_DIR, 'custom.eta')],
 };
 

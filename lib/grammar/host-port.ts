@@ -4,6 +4,8 @@
  * where a listener may take every address. --dns-server, --nsupdate-server, check-dns
  * --server, --metrics-addr and the Corefile check's forward upstreams all read it here.
  */
+import { ValidationError } from '../errors.js';
+import { DEFAULTS, type ListenSettings } from '../model.js';
 import { canonicalIp } from './ip.js';
 import { validateDnsName } from './validate.js';
 
@@ -74,4 +76,21 @@ export function joinHostPort(host: string, port: number): string {
 export function dnsServerAddress(text: string): string | null {
   const address = parseHostPort(text);
   return address === null ? null : joinHostPort(address.host, address.port ?? DNS_PORT);
+}
+
+/**
+ * `--listen [ADDR]:PORT`: where the Corefile's server block answers. ADDR, when given, is an IP
+ * (the `bind` plugin takes no name); the health and ready ports are taken.
+ */
+export function validateListen(field: string, value: unknown): ListenSettings {
+  if (typeof value !== 'string') throw new ValidationError(field, value, 'is not a string');
+  const text = value;
+  const address = parseHostPort(text, { emptyHost: true, portRequired: true });
+  if (address === null || address.port === undefined) {
+    throw new ValidationError(field, value, 'is not [ADDR]:PORT', 'e.g. :53 (every address), :5353, 127.0.0.1:5353 or [::1]:5353');
+  }
+  for (const [what, port] of [['health', DEFAULTS.healthPort], ['ready', DEFAULTS.readyPort]] as const) {
+    if (address.port === port) throw new ValidationError(field, value, `uses port ${port}, which CoreDNS's ${what} endpoint listens on`, 'choose another port');
+  }
+  return address.host === '' ? { port: address.port } : { address: address.host, port: address.port };
 }

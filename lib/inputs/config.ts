@@ -20,6 +20,8 @@ export interface RawConfig {
   dnsServers?: string[];
   template?: string;
   out?: string;
+  /** `[ADDR]:PORT` of the Corefile's server block. */
+  listen?: string;
   ttl?: number | string;
   reload?: { interval?: number | string; jitter?: number | string };
 }
@@ -36,6 +38,7 @@ const SHAPE: Shape = {
   dnsServers: 'strings',
   template: 'path',
   out: 'path',
+  listen: 'string',
   ttl: 'scalar',
   reload: { interval: 'scalar', jitter: 'scalar' },
 };

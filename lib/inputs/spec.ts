@@ -2,6 +2,7 @@ import type { RawConfig } from './config.js';
 import { ValidationError } from '../errors.js';
 import { DEFAULTS, LIMITS, ROLES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type NodeEntry, type Role } from '../model.js';
 import { sortUniqueIps } from '../grammar/ip.js';
+import { validateListen } from '../grammar/host-port.js';
 import {
   assertAtMost,
   assertUnique,
@@ -88,6 +89,7 @@ export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): Cl
     nodes: validateNodes(raw.nodes ?? {}, domain),
     upstreams,
     ttl: validateTtl('--ttl', raw.ttl ?? DEFAULTS.ttl),
+    ...(raw.listen === undefined ? {} : { listen: validateListen('--listen', raw.listen) }),
     reload: validateReload(raw.reload?.interval ?? DEFAULTS.reload.intervalSeconds, raw.reload?.jitter ?? DEFAULTS.reload.jitterSeconds),
   };
 }

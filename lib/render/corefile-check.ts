@@ -95,6 +95,7 @@ interface Directive {
 
 interface ServerBlock {
   readonly keys: readonly string[];
+  readonly line: number;
   readonly directives: readonly Directive[];
 }
 
@@ -154,7 +155,7 @@ function parseServerBlocks(text: string): ServerBlock[] {
       }
       directives.push({ name: first.text, args, line: first.line, block });
     }
-    blocks.push({ keys, directives });
+    blocks.push({ keys, line: head[0]?.line ?? 0, directives });
   }
   if (blocks.length === 0) throw new RenderError('Corefile has no server block');
   return blocks;
@@ -268,12 +269,29 @@ function checkReload(d: Directive): void {
   if (jitter) checkReloadDuration(d, 'jitter', jitter, LIMITS.minReloadJitter);
 }
 
+/** `bind` takes addresses; lbdns writes IPs only (an interface name would bind wherever the host's NICs happen to be). */
+function checkBind(d: Directive): void {
+  if (d.args.length === 0) throw new RenderError(`Corefile line ${d.line}: bind needs an address`);
+  for (const a of d.args) if (canonicalIp(a.text) === null) throw new RenderError(`Corefile line ${d.line}: bind ${quote(a.text)} is not an IP address`);
+}
+
 const CHECKS: Record<string, (d: Directive) => void> = {
   template: checkTemplate,
   hosts: checkHosts,
   forward: checkForward,
   reload: checkReload,
+  bind: checkBind,
 };
+
+/** A server block key: a zone, optionally `:PORT` (1–65535), as CoreDNS reads `.:5353`. */
+function checkKey(key: string, line: number): void {
+  const m = /^(.*?)(?::([0-9]{1,5}))?$/.exec(key);
+  const zone = m?.[1] ?? '';
+  const port = m?.[2] === undefined ? undefined : Number(m[2]);
+  if ((zone !== '.' && !NAME.test(zone)) || (port !== undefined && (port < 1 || port > 65535))) {
+    throw new RenderError(`Corefile line ${line}: server block key ${quote(key)} is not ZONE or ZONE:PORT`);
+  }
+}
 
 /**
  * The directives of CoreDNS 1.10.1 (plugin.cfg), the oldest CoreDNS lbdns supports; every later
@@ -338,5 +356,8 @@ function checkDirectives(block: ServerBlock): void {
 
 /** Throws RenderError naming the line when the text would not load or would answer wrongly in CoreDNS. */
 export function checkCorefile(text: string): void {
-  for (const block of parseServerBlocks(text)) checkDirectives(block);
+  for (const block of parseServerBlocks(text)) {
+    for (const key of block.keys) checkKey(key, block.line);
+    checkDirectives(block);
+  }
 }

@@ -132,6 +132,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       role: spec.role,
       ttl: spec.ttl,
       reload: spec.reload,
+      listen: spec.listen ?? DEFAULTS.listen,
       healthPort: DEFAULTS.healthPort,
       readyPort: DEFAULTS.readyPort,
       cacheSeconds: DEFAULTS.cacheSeconds,
