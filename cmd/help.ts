@@ -24,7 +24,7 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--ttl': 'SECONDS',
   '--reload-interval': 'DURATION',
   '--reload-jitter': 'DURATION',
-  '--listen': '[ADDR]:PORT',
+  '--listen': 'ADDR:PORT',
   '--kubeconfig': 'FILE',
   '--ingress-service': 'NS/NAME',
   '--lb-config': 'NS/NAME',
