@@ -7,12 +7,13 @@ import { commandHelp, topHelp } from './help.js';
 import { LbdnsCommand } from './options.js';
 import { PrintRecordsCommand } from './print-records.js';
 import { RenderCorefileCommand } from './render-corefile.js';
+import { RenderDnsmasqCommand } from './render-dnsmasq.js';
 import { UpdateInfraStatusCommand } from './update-infra-status.js';
 import { WatchLbStatusCommand } from './watch-lb-status.js';
 
 const VERSION = '0.1.0';
 
-export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCommand, UpdateInfraStatusCommand, PrintRecordsCommand, CheckDnsCommand];
+export const COMMANDS = [RenderCorefileCommand, DisplayCommand, WatchLbStatusCommand, UpdateInfraStatusCommand, PrintRecordsCommand, CheckDnsCommand, RenderDnsmasqCommand];
 
 /**
  * Clipanion compiles one state machine over every registered command's options on each run,

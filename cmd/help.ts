@@ -30,6 +30,7 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--lb-config': 'NS/NAME',
   '--wait-timeout': 'DURATION',
   '--out': 'FILE',
+  '--dnsmasq-out': 'FILE',
   '--metrics-addr': 'HOST:PORT',
   '--fields': 'LIST',
   '--format': 'zone|nsupdate|json',
@@ -42,7 +43,7 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
 };
 
 /** Flags that choose where and how a command's result goes, shown apart from what it reads. */
-const OUTPUT_FLAGS: ReadonlySet<string> = new Set(['--out', '--diff', '--dry-run', '--format', '--output', '--cname', '--nsupdate-server', '--warn-only']);
+const OUTPUT_FLAGS: ReadonlySet<string> = new Set(['--out', '--dnsmasq-out', '--diff', '--dry-run', '--format', '--output', '--cname', '--nsupdate-server', '--warn-only']);
 
 const WIDTH = 80;
 const EXIT_ORDER = [EXIT.ok, EXIT.runtime, EXIT.config, EXIT.mismatch] as const;

@@ -19,11 +19,13 @@ export class WatchLbStatusCommand extends ClusterCommand {
   };
 
   out = Option.String('--out', { description: 'The Corefile CoreDNS reads; rewritten atomically on change' });
+  dnsmasqOut = Option.String('--dnsmasq-out', { description: "Also keep the node dnsmasq's drop-in current (see render-dnsmasq); needs --listen" });
   metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18082', { description: 'Where /healthz, /readyz and /metrics listen (default 127.0.0.1:18082)' });
 
   override checkFlags(): void {
     super.checkFlags();
     if (this.out !== undefined) validatePath('--out', this.out);
+    if (this.dnsmasqOut !== undefined) validatePath('--dnsmasq-out', this.dnsmasqOut);
     parseListenAddress(this.metricsAddr);
   }
 
@@ -32,6 +34,7 @@ export class WatchLbStatusCommand extends ClusterCommand {
       ...this.inputs({ out: this.out }),
       cluster: this.clusterFlags(),
       metricsAddr: this.metricsAddr,
+      dnsmasqOut: this.dnsmasqOut,
     });
   }
 }

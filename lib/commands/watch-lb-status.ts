@@ -1,11 +1,12 @@
 import { Backoff } from '../kube/backoff.js';
 import { writeFileAtomic } from '../sinks/atomic-write.js';
+import { checkDnsmasqListen, renderDnsmasq } from '../render/dnsmasq.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
 import { createMetrics } from '../runtime/metrics.js';
 import { podEventSink } from '../runtime/events.js';
-import type { RecordSet } from '../model.js';
+import { DEFAULTS, type RecordSet } from '../model.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { DesiredState } from '../runtime/monitor.js';
 import { recordChanges } from '../resolve/record-changes.js';
@@ -19,6 +20,8 @@ import { untilStopped, type Stop } from '../runtime/stop.js';
 
 export interface WatchLbStatusOptions extends CommandInputs, LongRunningOptions {
   readonly cluster: ClusterFlags;
+  /** Also keep the node dnsmasq's drop-in there (see renderDnsmasq). */
+  readonly dnsmasqOut?: string | undefined;
 }
 
 const WRITE_RETRY = { minMs: 1000, maxMs: 60_000 };
@@ -48,6 +51,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     return EXIT.ok;
   }
   const out = requireOut(ctx.raw);
+  if (opts.dnsmasqOut !== undefined) checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
   const template = await loadTemplate(ctx.raw.template);
   const events = podEventSink(ctx.kc, log);
 
@@ -79,6 +83,16 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       metrics.corefileOutOfDate.set(1);
       log.error('writing the Corefile failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
       return;
+    }
+    if (opts.dnsmasqOut !== undefined) {
+      // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
+      try {
+        const drop = await writeFileAtomic(opts.dnsmasqOut, renderDnsmasq(state.recordSet));
+        if (drop.written) log.info('dnsmasq drop-in written', { path: drop.path });
+      } catch (err) {
+        log.error('writing the dnsmasq drop-in failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
+        return;
+      }
     }
     writeRetry.succeeded();
     metrics.corefileOutOfDate.set(0);

@@ -133,6 +133,8 @@ export interface RunningMonitor {
 export interface StartMonitorOptions {
   /** Merged over `--out` (the fixture's) and `--upstream 10.0.0.2`. */
   readonly flags?: RawConfig;
+  /** `--dnsmasq-out`. */
+  readonly dnsmasqOut?: string;
 }
 
 /** Runs `watch-lb-status` in-process against the fixture, as the monitor container would. */
@@ -148,6 +150,7 @@ export async function startMonitor(cluster: ClusterFixture, opts: StartMonitorOp
     flags: { out: cluster.out, upstreams: [UPSTREAM], ...opts.flags },
     cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: 5000 },
     metricsAddr: '127.0.0.1:0',
+    dnsmasqOut: opts.dnsmasqOut,
     io: { stdout: stdout.stream, stderr: stderr.stream },
     signal: abort.signal,
     onListening: listening,

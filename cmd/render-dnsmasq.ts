@@ -1,0 +1,31 @@
+import { Command, Option } from 'clipanion';
+import { renderDnsmasqCommand } from '../lib/commands/render-dnsmasq.js';
+import { validatePath } from '../lib/grammar/validate.js';
+import { ClusterCommand } from './options.js';
+
+export class RenderDnsmasqCommand extends ClusterCommand {
+  static override paths = [['render-dnsmasq']];
+  static override usage = Command.Usage({
+    description: "Render the drop-in for the node's dnsmasq (api-int, then CoreDNS)",
+    details:
+      "For the on-prem design's node-local dnsmasq: api-int answers from dnsmasq itself (host-record), so the API is found while CoreDNS is not running, and every other name of the domain goes to the local CoreDNS at --listen. Same inputs as render-corefile; --listen must give CoreDNS a port or address of its own (e.g. 127.0.0.1:5353). Written atomically, only when it changed. watch-lb-status --dnsmasq-out keeps it current.",
+    examples: [['The drop-in beside a CoreDNS on port 5353', 'lbdns render-dnsmasq /var/lib/kubelet/kubeconfig --listen 127.0.0.1:5353 --out /etc/dnsmasq.d/lbdns.conf']],
+  });
+
+  static override exitCodes = {
+    0: 'written, unchanged or printed',
+    1: 'as render-corefile',
+    2: 'as render-corefile, or --listen left at :53, where dnsmasq would forward the cluster to itself',
+  };
+
+  out = Option.String('--out', { description: 'Where to write the drop-in, atomically (- or absent: stdout)' });
+
+  override checkFlags(): void {
+    super.checkFlags();
+    if (this.out !== undefined) validatePath('--out', this.out);
+  }
+
+  override async execute(): Promise<number> {
+    return renderDnsmasqCommand({ ...this.inputs(), out: this.out, cluster: this.clusterSource() });
+  }
+}

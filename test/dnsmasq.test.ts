@@ -1,0 +1,138 @@
+/**
+ * The node dnsmasq's drop-in, run by Debian's real dnsmasq on loopback: api-int answered by
+ * dnsmasq itself while CoreDNS is down, the cluster's other names sent to CoreDNS.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { Resolver } from 'node:dns/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDnsServer } from './support/dns-server.js';
+import { API_INT_IP, DOMAIN, LB_CONFIG, startCluster, startMonitor, until } from './support/cluster-fixture.js';
+import { runLbdns } from './support/run-cli.js';
+
+const CLUSTER = ['--domain', 'c1.example.com', '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--api-int-lb', 'fd00::20', '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2'];
+
+async function dnsmasqBinary(): Promise<string> {
+  for (const path of ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq']) {
+    if (await access(path).then(() => true, () => false)) return path;
+  }
+  throw new Error('dnsmasq is not installed: run "make test-deps" (as root; installs dnsmasq-base), which "make test" does');
+}
+
+/** A UDP port free on 127.0.0.1 now. */
+async function freePort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
+
+interface Dnsmasq {
+  readonly resolver: Resolver;
+  stop(): Promise<void>;
+}
+
+/** dnsmasq answering on 127.0.0.1 with only the drop-in: no resolv.conf, no /etc/hosts. */
+async function startDnsmasq(dropIn: string): Promise<Dnsmasq> {
+  const port = await freePort();
+  const args = ['--keep-in-foreground', `--conf-file=${dropIn}`, '--no-resolv', '--no-hosts', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--pid-file=', '--log-facility=-'];
+  if (process.getuid?.() === 0) args.push('--user=root');
+  const child: ChildProcess = spawn(await dnsmasqBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const resolver = new Resolver({ timeout: 500, tries: 1 });
+  resolver.setServers([`127.0.0.1:${port}`]);
+  await until('dnsmasq answers', async () => {
+    if (child.exitCode !== null) throw new Error(`dnsmasq exited: ${stderr}`);
+    return resolver.resolve4(`api-int.c1.example.com`).then(() => true, () => false);
+  });
+  return {
+    resolver,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function withDir<T>(body: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-dnsmasq-'));
+  try {
+    return await body(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+test('with CoreDNS down, dnsmasq answers api-int from the drop-in, both families', async () => {
+  await withDir(async (dir) => {
+    const corednsPort = await freePort(); // nothing listens there: CoreDNS is not running
+    const dropIn = join(dir, 'lbdns.conf');
+    const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--listen', `127.0.0.1:${corednsPort}`, '--out', dropIn]);
+    assert.is(r.code, 0, r.stderr);
+    const dnsmasq = await startDnsmasq(dropIn);
+    try {
+      assert.equal(await dnsmasq.resolver.resolve4('api-int.c1.example.com'), ['10.0.0.20']);
+      assert.equal(await dnsmasq.resolver.resolve6('api-int.c1.example.com'), ['fd00::20']);
+      const other = await dnsmasq.resolver.resolve4('x.apps.c1.example.com').then(() => 'answered', (e: NodeJS.ErrnoException) => e.code);
+      assert.is.not(other, 'answered', 'nothing answers the cluster names while CoreDNS is down');
+    } finally {
+      await dnsmasq.stop();
+    }
+  });
+});
+
+test("with CoreDNS up, dnsmasq sends the cluster's other names to it", async () => {
+  await withDir(async (dir) => {
+    const coredns = await startDnsServer();
+    const dnsmasqConf = join(dir, 'lbdns.conf');
+    try {
+      coredns.set('x.apps.c1.example.com', { A: ['10.0.1.30'] });
+      const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--listen', coredns.address, '--out', dnsmasqConf]);
+      assert.is(r.code, 0, r.stderr);
+      const dnsmasq = await startDnsmasq(dnsmasqConf);
+      try {
+        assert.equal(await dnsmasq.resolver.resolve4('x.apps.c1.example.com'), ['10.0.1.30']);
+        assert.ok(coredns.queries('x.apps.c1.example.com', 'A') >= 1);
+        assert.is(coredns.queries('api-int.c1.example.com'), 0, 'api-int stays with dnsmasq');
+      } finally {
+        await dnsmasq.stop();
+      }
+    } finally {
+      await coredns.close();
+    }
+  });
+});
+
+test('render-dnsmasq refuses a CoreDNS left on :53, where dnsmasq would forward to itself', async () => {
+  await withDir(async (dir) => {
+    const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--out', join(dir, 'lbdns.conf')]);
+    assert.is(r.code, 2);
+    assert.match(r.stderr, /pass --listen \(e\.g\. 127\.0\.0\.1:5353\); on :53 dnsmasq would send them to itself/);
+  });
+});
+
+test('the monitor keeps the drop-in current: api-int moving in the cluster moves it in dnsmasq', async () => {
+  await withDir(async (dir) => {
+    const cluster = await startCluster();
+    const dropIn = join(dir, 'lbdns.conf');
+    const monitor = await startMonitor(cluster, { flags: { listen: '127.0.0.1:5353' }, dnsmasqOut: dropIn });
+    try {
+      await until('the drop-in', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes(`host-record=api-int.${DOMAIN},${API_INT_IP},`));
+      cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': '10.0.0.99' } });
+      await until('the drop-in follows', async () => (await readFile(dropIn, 'utf8')).includes(`host-record=api-int.${DOMAIN},10.0.0.99,`));
+      assert.not.ok((await readFile(dropIn, 'utf8')).includes(API_INT_IP));
+    } finally {
+      await monitor.stop();
+      await cluster.close();
+    }
+  });
+});
+
+test.run();
