@@ -6,7 +6,7 @@ import { ClusterCommand } from './options.js';
 export class RenderDnsmasqCommand extends ClusterCommand {
   static override paths = [['render-dnsmasq']];
   static override usage = Command.Usage({
-    description: "Render the drop-in for the node's dnsmasq (api-int, then CoreDNS)",
+    description: "Render the drop-in for the node's dnsmasq",
     details:
       "For the on-prem design's node-local dnsmasq: api-int answers from dnsmasq itself (host-record), so the API is found while CoreDNS is not running, and every other name of the domain goes to the local CoreDNS at --listen. Same inputs as render-corefile; --listen must give CoreDNS a port or address of its own (e.g. 127.0.0.1:5353). Written atomically, only when it changed. watch-lb-status --dnsmasq-out keeps it current.",
     examples: [['The drop-in beside a CoreDNS on port 5353', 'lbdns render-dnsmasq /var/lib/kubelet/kubeconfig --listen 127.0.0.1:5353 --out /etc/dnsmasq.d/lbdns.conf']],
