@@ -16,13 +16,14 @@ export class RenderCorefileCommand extends ClusterCommand {
   });
 
   static override exitCodes = {
-    0: 'written, unchanged or printed',
+    0: 'written, unchanged or printed; or, with --if-unreachable=keep, the API server unreachable and the Corefile at --out kept',
     1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
     2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
   };
 
   out = Option.String('--out', { description: 'Where to write the Corefile, atomically (- or absent: stdout)' });
   diff = Option.Boolean('--diff', false, { description: 'Show what would change in --out without writing' });
+  ifUnreachable = Option.String('--if-unreachable', { description: 'keep: when the API server cannot be read within --wait-timeout, leave a Corefile at --out that passes the check as it is and exit 0 (default fail)' });
 
   override checkFlags(): void {
     super.checkFlags();
@@ -33,6 +34,7 @@ export class RenderCorefileCommand extends ClusterCommand {
     return renderCorefileCommand({
       ...this.inputs({ out: this.out }),
       diff: this.diff,
+      ifUnreachable: this.ifUnreachable,
       cluster: this.clusterSource(),
     });
   }

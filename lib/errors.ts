@@ -149,6 +149,14 @@ export class KubeError extends LbdnsError {
   }
 }
 
+/**
+ * The API server could not be read: no answer, a 5xx or a 429. What `--if-unreachable=keep`
+ * keeps the Corefile on disk for; a refusal (401/403) or a missing object is not one.
+ */
+export function isApiUnreachable(err: unknown): boolean {
+  return err instanceof KubeError && !(err instanceof KubeAccessError) && (err.status === undefined || err.status === 429 || err.status >= 500);
+}
+
 /** 401/403 from the API server: the service account lacks a credential or an RBAC rule. */
 export class KubeAccessError extends KubeError {
   override readonly exitCode = EXIT.config;

@@ -206,7 +206,10 @@ test('CoreDNS reads the Corefile the lbdns containers write, through one volume 
       assert.not.ok(written.mount.readOnly, `${writer.label}: its Corefile volume is writable`);
     }
     const volume = pod.spec.volumes?.find((v) => v.name === read.mount.name);
-    assert.ok(volume?.emptyDir, `${pod.label}: the Corefile volume is the pod's own emptyDir`);
+    // A kept Corefile must outlive the pod: on the host wherever the initContainer keeps it when the API is away.
+    const keeps = writers.some((w) => w.init && w.container.args?.includes('--if-unreachable=keep'));
+    if (keeps) assert.is(volume?.hostPath?.path, '/var/lib/lbdns', `${pod.label}: the kept Corefile lives on the host`);
+    else assert.ok(volume?.emptyDir, `${pod.label}: the Corefile volume is the pod's own emptyDir`);
   }
 });
 

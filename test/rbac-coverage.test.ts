@@ -255,7 +255,8 @@ StaticPods.before(capture(staticSetup, async () => {
     staticOutcomes.push(await runOnce('control-plane initContainer render-corefile', cluster, init));
 
     // What README tells an admin to run on a node when a name does not resolve.
-    const display = ['display', ...init.slice(1).filter((a) => !a.startsWith('--out='))];
+    // render-corefile's own options (where to write, what to do without the API) are not display's.
+    const display = ['display', ...init.slice(1).filter((a) => !a.startsWith('--out=') && !a.startsWith('--if-unreachable='))];
     staticOutcomes.push(await runOnce('display with the kubelet kubeconfig', cluster, display));
 
     const monitorArgs = await mountedArgs(refIn(controlPlane, false), node);

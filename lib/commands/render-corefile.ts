@@ -1,19 +1,56 @@
-import { EXIT } from '../errors.js';
+import { EXIT, isApiUnreachable, ValidationError } from '../errors.js';
+import { loadRawConfig } from '../inputs/local-inputs.js';
+import type { Logger } from '../runtime/log.js';
 import { renderCorefile } from '../render/corefile.js';
-import { emitCorefile, loadTemplate } from '../sinks/corefile-output.js';
+import { emitCorefile, keepCorefile, loadTemplate } from '../sinks/corefile-output.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
-import { gatherOnce } from './one-shot.js';
+import { gatherOnce, type OneShotState } from './one-shot.js';
+
+export const IF_UNREACHABLE = ['fail', 'keep'] as const;
+export type IfUnreachable = (typeof IF_UNREACHABLE)[number];
 
 export interface RenderCorefileOptions extends CommandInputs {
   readonly diff: boolean;
+  /** `keep`: when the API server cannot be read, a Corefile at --out that passes the check stays as it is (exit 0). */
+  readonly ifUnreachable?: string | undefined;
   /** Read the cluster; absent: flags and files only. */
   readonly cluster?: ClusterFlags | undefined;
 }
 
+function parseIfUnreachable(value: string | undefined, cluster: ClusterFlags | undefined): IfUnreachable {
+  if (value === undefined) return 'fail';
+  if (!(IF_UNREACHABLE as readonly string[]).includes(value)) throw new ValidationError('--if-unreachable', value, 'is not keep or fail');
+  if (cluster === undefined) throw new ValidationError('--if-unreachable', value, 'applies only when reading a cluster', 'give a kubeconfig, or drop it');
+  return value as IfUnreachable;
+}
+
+/**
+ * Gathers the state, or with `keep`, when the API server cannot be read within --wait-timeout,
+ * leaves the Corefile at --out as it is if it passes the check: after a full cluster shutdown
+ * the node's CoreDNS must come back with the last good file to let the API server be found.
+ */
+async function gatherOrKeep(opts: RenderCorefileOptions, log: Logger): Promise<OneShotState | { readonly kept: string; readonly since: Date }> {
+  const ifUnreachable = parseIfUnreachable(opts.ifUnreachable, opts.cluster);
+  try {
+    return await gatherOnce(opts, opts.cluster, log);
+  } catch (err) {
+    if (ifUnreachable !== 'keep' || !isApiUnreachable(err)) throw err;
+    const { out } = await loadRawConfig(opts, log);
+    if (out === undefined || out === '-') throw err;
+    const { since } = await keepCorefile(out, err as Error);
+    return { kept: out, since };
+  }
+}
+
 export async function renderCorefileCommand(opts: RenderCorefileOptions): Promise<number> {
   const log = loggerFor(opts.io);
-  const state = await gatherOnce(opts, opts.cluster, log);
+  const gathered = await gatherOrKeep(opts, log);
+  if ('kept' in gathered) {
+    log.warn('the API server is unreachable; the Corefile on disk is kept and served as it is (--if-unreachable=keep)', { path: gathered.kept, servedSince: gathered.since.toISOString() });
+    return EXIT.ok;
+  }
+  const state = gathered;
   const template = await loadTemplate(state.raw.template);
   const text = renderCorefile(state.recordSet, template.text, template.source);
   const emitted = await emitCorefile(text, state.raw.out, opts.diff, opts.io.stdout);

@@ -45,20 +45,35 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     if (raw.out === undefined || raw.out === '-') throw new ConfigError('--out is required: the Corefile path CoreDNS reads (e.g. /etc/coredns/Corefile)');
     return raw.out;
   };
-  const ctx = await stop.unlessStopped(prepareCluster(opts, opts.cluster, log, { check: requireOut }));
+  let withheld: DesiredState['withheld'] = [];
+  // Ready means a complete Corefile is on disk, not merely that a state was computed.
+  let onDisk = false;
+  let waitingSince: string | undefined = new Date().toISOString();
+  const detail = () =>
+    waitingSince !== undefined
+      ? [`waiting for the API server since ${waitingSince}; the Corefile on disk, if any, is served as it is`]
+      : withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`);
+  // Up before the cluster is read: on a cold cluster the probes see a live, not yet ready monitor.
+  const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet', detail);
+  opts.onListening?.(health.address);
+  // The monitor waits for the API server as long as it takes: after a full cluster shutdown
+  // it is the one that must be there when the API comes back, and exiting would only restart it.
+  const ctx = await stop.unlessStopped(prepareCluster(opts, { ...opts.cluster, waitTimeoutMs: FOREVER_MS }, log, { check: requireOut })).catch(async (err: unknown) => {
+    await health.close();
+    throw err;
+  });
   if (ctx === undefined) {
+    await health.close();
     log.info('stopping', { why: 'stopped while waiting for the cluster' });
     return EXIT.ok;
   }
+  waitingSince = undefined;
   const out = requireOut(ctx.raw);
   if (opts.dnsmasqOut !== undefined) checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
   const template = await loadTemplate(ctx.raw.template);
   const events = podEventSink(ctx.kc, log);
 
   let lastSet: RecordSet | undefined;
-  let withheld: DesiredState['withheld'] = [];
-  // Ready means a complete Corefile is on disk, not merely that a state was computed.
-  let onDisk = false;
   const writeRetry = new Backoff(() => monitor.schedule(), WRITE_RETRY);
   const sink = async (state: DesiredState): Promise<void> => {
     writeRetry.cancel();
@@ -108,9 +123,6 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   };
 
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink });
-  const withheldLines = () => withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`);
-  const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet', withheldLines);
-  opts.onListening?.(health.address);
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
 
   const resolvConf = ctx.raw.upstreams === undefined ? (ctx.raw.resolvConf ?? DEFAULT_RESOLV_CONF) : undefined;

@@ -1,6 +1,6 @@
 import { applyClusterData, lbDisagreements, type LbDisagreement, type LocalSays } from '../sources/cluster-data.js';
 import type { ClusterSources } from '../sources/cluster-sources.js';
-import { KubeAccessError, MissingDataError, type ResolveError } from '../errors.js';
+import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from '../errors.js';
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type LbName, type RecordSet, type Resolution } from '../model.js';
@@ -144,7 +144,12 @@ export class Monitor {
         },
         cancel: () => settle(() => reject(new MonitorStopped())),
       };
-      const timer = setTimeout(() => settle(() => reject(new MissingDataError(`after ${Math.round(timeoutMs / 1000)}s still missing: ${this.missing().join('; ')}`))), timeoutMs);
+      const timer = setTimeout(() => {
+        const message = `after ${Math.round(timeoutMs / 1000)}s still missing: ${this.missing().join('; ')}`;
+        // Sources not read at all mean the API server did not answer, not that the cluster lacks the data.
+        const unread = (this.opts.sources?.unsynced() ?? []).length > 0;
+        settle(() => reject(unread ? new KubeError(message) : new MissingDataError(message)));
+      }, timeoutMs);
       this.waiters.add(waiter);
     });
   }

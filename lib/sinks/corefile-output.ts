@@ -1,7 +1,8 @@
+import { readFile, stat } from 'node:fs/promises';
 import { readInputFile } from '../inputs/admin-file.js';
-import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic-write.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, MissingDataError } from '../errors.js';
+import { checkCorefile } from '../render/corefile-check.js';
 import { builtinTemplate } from '../render/templates.js';
 
 export interface LoadedTemplate {
@@ -13,6 +14,27 @@ export interface LoadedTemplate {
 export async function loadTemplate(path: string | undefined): Promise<LoadedTemplate> {
   if (path === undefined) return { text: builtinTemplate(), source: 'builtin' };
   return { text: await readInputFile(path, { flag: '--template', code: true }), source: path };
+}
+
+/**
+ * `--if-unreachable=keep`: the Corefile already at `out`, left as it is, when it passes the
+ * structural check: CoreDNS goes on serving the last good file while the API is away. A file
+ * that fails the check is never passed off as last known good; no file, no keeping.
+ */
+export async function keepCorefile(out: string, unreachable: Error): Promise<{ readonly since: Date }> {
+  let text: string;
+  let since: Date;
+  try {
+    [text, since] = await Promise.all([readFile(out, 'utf8'), stat(out).then((s) => s.mtime)]);
+  } catch {
+    throw unreachable;
+  }
+  try {
+    checkCorefile(text);
+  } catch (err) {
+    throw new MissingDataError(`the API server is unreachable (${unreachable.message}) and the Corefile at ${out} fails the structural check, so it is not kept as last known good: ${(err as Error).message}`);
+  }
+  return { since };
 }
 
 export type Emitted = { readonly kind: 'stdout' } | { readonly kind: 'file'; readonly path: string; readonly written: boolean } | { readonly kind: 'diff'; readonly diff: string };

@@ -1,0 +1,110 @@
+/**
+ * A cluster's whole life: the API server gone after a full shutdown, the node's CoreDNS
+ * restarted with it. The Corefile on disk is what lets the API server be found again, so a
+ * restart must keep it, never blank it, and converge once the API answers.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { APPS, INGRESS_IP, readAnswers, ROUTER, startCluster, startMonitor, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
+import { logLines, runLbdns } from './support/run-cli.js';
+
+const OLD = new Date('2026-01-02T03:04:05Z');
+
+async function withWrittenCorefile(body: (c: ClusterFixture) => Promise<void>): Promise<void> {
+  const cluster = await startCluster();
+  try {
+    const r = await runLbdns(['render-corefile', cluster.kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    await utimes(cluster.out, OLD, OLD);
+    await body(cluster);
+  } finally {
+    await cluster.close();
+  }
+}
+
+const renderWhileDown = (c: ClusterFixture, ...extra: string[]) => runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '1s', ...extra]);
+
+test('with --if-unreachable=keep and the API server down, a good Corefile is kept as it is: exit 0, a warning saying since when', async () => {
+  await withWrittenCorefile(async (c) => {
+    const before = await readFile(c.out, 'utf8');
+    await c.server.stop();
+    const r = await renderWhileDown(c, '--if-unreachable', 'keep');
+    assert.is(r.code, 0, r.stderr);
+    assert.is(await readFile(c.out, 'utf8'), before);
+    assert.is((await stat(c.out)).mtimeMs, OLD.getTime());
+    const warning = logLines(r.stderr).find((l) => l.level === 'warn' && String(l.msg).includes('--if-unreachable=keep'));
+    assert.is(warning?.servedSince, OLD.toISOString());
+  });
+});
+
+test('without --if-unreachable, the API server down fails as before and leaves the Corefile alone', async () => {
+  await withWrittenCorefile(async (c) => {
+    const before = await readFile(c.out, 'utf8');
+    await c.server.stop();
+    const r = await renderWhileDown(c);
+    assert.is(r.code, 1);
+    assert.is(await readFile(c.out, 'utf8'), before);
+  });
+});
+
+test('--if-unreachable=keep with no Corefile on disk fails as without it', async () => {
+  await withWrittenCorefile(async (c) => {
+    await rm(c.out);
+    await c.server.stop();
+    const r = await renderWhileDown(c, '--if-unreachable', 'keep');
+    assert.is(r.code, 1);
+    assert.match(r.stderr, /ECONNREFUSED|still missing/);
+  });
+});
+
+test('--if-unreachable=keep never passes off a Corefile that fails the check as last known good', async () => {
+  await withWrittenCorefile(async (c) => {
+    await writeFile(c.out, '. {\n    forward . 10.0.0.2\n');
+    await c.server.stop();
+    const r = await renderWhileDown(c, '--if-unreachable', 'keep');
+    assert.is(r.code, 1);
+    assert.match(r.stderr, /the API server is unreachable .* and the Corefile at .* fails the structural check, so it is not kept as last known good: Corefile line 1: server block is never closed/);
+  });
+});
+
+test('an API server that answers is not "unreachable": keep still renders and writes', async () => {
+  await withWrittenCorefile(async (c) => {
+    const r = await renderWhileDown(c, '--if-unreachable', 'keep');
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(logLines(r.stderr).some((l) => l.msg === 'Corefile unchanged'));
+  });
+});
+
+test('the whole story: written, API gone and the pod restarted, kept and served, API back, converged on a change made meanwhile', async () => {
+  await withWrittenCorefile(async (c) => {
+    const before = await readFile(c.out, 'utf8');
+    assert.equal((await readAnswers(c.out))?.names.get(APPS), [`A ${INGRESS_IP}`]);
+    await c.server.stop();
+    // The pod restarted: its initContainer keeps the file, then the monitor starts on a cold cluster.
+    const init = await renderWhileDown(c, '--if-unreachable', 'keep');
+    assert.is(init.code, 0, init.stderr);
+    const monitor = await startMonitor(c);
+    try {
+      const get = async (path: string) => {
+        const res = await fetch(`http://${monitor.health}${path}`);
+        return { status: res.status, text: await res.text() };
+      };
+      assert.is((await get('/healthz')).status, 200);
+      const notReady = await get('/readyz');
+      assert.is(notReady.status, 503);
+      assert.match(notReady.text, /waiting for the API server since/);
+      // Meanwhile the router's LB moved.
+      c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.77' }] } });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.is(await readFile(c.out, 'utf8'), before, 'nothing written while the API server is away');
+      await c.server.start();
+      await until('converged', async () => (await readAnswers(c.out))?.names.get(APPS)?.join() === 'A 10.0.1.77', 15_000);
+      await until('/readyz 200', async () => (await get('/readyz')).status === 200);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
+test.run();
