@@ -29,6 +29,7 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--ingress-service': 'NS/NAME',
   '--lb-config': 'NS/NAME',
   '--wait-timeout': 'DURATION',
+  '--if-unreachable': 'keep|fail',
   '--out': 'FILE',
   '--dnsmasq-out': 'FILE',
   '--metrics-addr': 'HOST:PORT',
