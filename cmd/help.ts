@@ -30,6 +30,8 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--lb-config': 'NS/NAME',
   '--wait-timeout': 'DURATION',
   '--if-unreachable': 'keep|fail',
+  '--gateway-zone': 'ZONE',
+  '--geo-code': 'CODE',
   '--out': 'FILE',
   '--dnsmasq-out': 'FILE',
   '--metrics-addr': 'HOST:PORT',

@@ -5,7 +5,7 @@ import type { CommandInputs } from '../lib/commands/io.js';
 import { parseNodeFlags } from '../lib/inputs/config.js';
 import { DEFAULT_INGRESS_SERVICE, parseObjectRef, type ClusterFlags } from '../lib/commands/cluster.js';
 import { LIMITS } from '../lib/model.js';
-import { LB_FLAGS, validateRole, validateUpstreams } from '../lib/inputs/spec.js';
+import { LB_FLAGS, validateGatewayFlags, validateRole, validateUpstreams } from '../lib/inputs/spec.js';
 import { parseEndpoints, validateDnsName, validateDomain, validateIp, validatePath, validateTtl } from '../lib/grammar/validate.js';
 import { parseDurationMs } from '../lib/grammar/go-duration.js';
 import { validateListen } from '../lib/grammar/host-port.js';
@@ -110,11 +110,14 @@ export abstract class ClusterCommand extends InputCommand {
   lbConfig = Option.String('--lb-config', { description: 'The LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
   waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m)' });
   ignoreDnsType = Option.Boolean('--ignore-dns-type', false, { description: "Serve names even where the Infrastructure's cloudLoadBalancerConfig.dnsType says PlatformDefault (the cloud's DNS)" });
+  gatewayZone = Option.Array('--gateway-zone', { description: 'Serve Gateway DNS (Kuadrant DNSRecords, DNSPolicies of Gateways) for names in this zone (repeatable)' });
+  geoCode = Option.String('--geo-code', { description: "This cluster's geo for load-balanced Gateway names: GEO-<continent> or a country code (default: the default geo)" });
 
   override checkFlags(): void {
     super.checkFlags();
     if (this.kubeconfig !== undefined) validatePath('--kubeconfig', this.kubeconfig);
     if (this.kubeconfigArg !== undefined) validatePath('KUBECONFIG argument', this.kubeconfigArg);
+    validateGatewayFlags(this.gatewayZone, this.geoCode);
     this.clusterFlags();
     parseObjectRef('--ingress-service', this.ingressService);
     if (this.lbConfig !== undefined) parseObjectRef('--lb-config', this.lbConfig);
@@ -128,6 +131,10 @@ export abstract class ClusterCommand extends InputCommand {
       waitTimeoutMs: parseDurationMs('--wait-timeout', this.waitTimeout, 1000, 86_400_000),
       ignoreDnsType: this.ignoreDnsType,
     };
+  }
+
+  protected override flagConfig(): RawConfig {
+    return { ...super.flagConfig(), gatewayZones: this.gatewayZone, geoCode: this.geoCode };
   }
 
   /** The cluster to read when a kubeconfig is named or --cluster given; otherwise the command works from flags and files alone. */

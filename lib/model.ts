@@ -89,6 +89,49 @@ export interface ClusterSpec {
   readonly reload: ReloadSettings;
   /** Absent: DEFAULTS.listen, every address on port 53. */
   readonly listen?: ListenSettings;
+  /** Gateway DNS (--gateway-zone): absent when no zone is configured. */
+  readonly gateway?: GatewaySpec;
+}
+
+export type GatewayRecordType = 'A' | 'AAAA' | 'CNAME';
+
+/**
+ * One record of a Gateway host as Kuadrant's DNSRecord `spec.endpoints[]` carries it (an
+ * external-dns endpoint), validated: targets are canonical IPs of the type's family, or one
+ * host name for a CNAME.
+ */
+export interface GatewayEndpoint {
+  /** Lower case, no trailing dot; may start with `*.`. */
+  readonly dnsName: string;
+  readonly recordType: GatewayRecordType;
+  readonly targets: readonly string[];
+  readonly ttl: number;
+  /** '' when the record is not one of a set. */
+  readonly setIdentifier: string;
+  /** providerSpecific `weight`: the share of a weighted set. */
+  readonly weight?: number;
+  /** providerSpecific `geo-code`: `GEO-<continent>`, an ISO 3166 alpha-2 code or `*` (the default geo). */
+  readonly geo?: string;
+}
+
+/** The endpoints one API object asks for, with what decides who wins a name. */
+export interface OwnedEndpoints {
+  /** `dnspolicy/NS/NAME gateway/NS/NAME`, `dnsrecord.kuadrant.io/NS/NAME`: for logs and `display`. */
+  readonly source: string;
+  readonly namespace: string;
+  /** metadata.creationTimestamp (RFC 3339): the oldest object keeps a contested name. */
+  readonly created: string;
+  /** The configured zone its names must lie in. */
+  readonly zone: string;
+  readonly endpoints: readonly GatewayEndpoint[];
+}
+
+export interface GatewaySpec {
+  /** Lower case, no trailing dot. */
+  readonly zones: readonly string[];
+  /** --geo-code: which geo of a load-balanced name this cluster answers; undefined: the default geo. */
+  readonly geoCode: string | undefined;
+  readonly owners: readonly OwnedEndpoints[];
 }
 
 /** The addresses one hostname resolved to. */
@@ -113,8 +156,22 @@ export interface NameRecord {
   readonly v6: readonly string[];
   /** `api`, `api-int`, `ingress`, or an ExtraRecord's source. */
   readonly source: string;
-  /** TTL of its answers when not the cluster-wide one (an ExtraRecord's). */
-  readonly ttl?: number;
+  /**
+   * CNAME records answered before the addresses, in chain order: the first one's owner is the
+   * query name, each next one's the previous target. Stub resolvers do not chase a CNAME a
+   * template answers alone, so the chain's final addresses come in the same answer.
+   */
+  readonly chain?: readonly { readonly owner: string; readonly target: string; readonly ttl: number }[];
+  /** Owner of the address records when the name is a CNAME chain (its last target). */
+  readonly addressOwner?: string;
+  /** TTL of the address records, when not the cluster-wide one. */
+  readonly addressTtl?: number;
+}
+
+/** `loadbalance weighted` weights of the addresses of one owner name (CoreDNS looks them up by the A owner). */
+export interface WeightBlock {
+  readonly owner: string;
+  readonly weights: readonly { readonly ip: string; readonly weight: number }[];
 }
 
 export interface NodeRecord {
@@ -144,6 +201,10 @@ export interface RecordSet {
   readonly names: readonly NameRecord[];
   readonly nodes: readonly NodeRecord[];
   readonly upstreams: readonly string[];
+  /** Weighted Gateway names; served only when the command writes a weight file (weightFile). */
+  readonly weights?: readonly WeightBlock[];
+  /** Path of the weight file next to the Corefile, for `loadbalance weighted`. */
+  readonly weightFile?: string;
 }
 
 export const LIMITS = {

@@ -17,6 +17,8 @@ import { defaultLbConfigRef } from '../sources/lb-config.js';
 import { clusterDnsType, type Infrastructure } from '../sources/infra-lbs.js';
 import { validateDnsName } from '../grammar/validate.js';
 import type { CommandInputs } from './io.js';
+import { sourceKind } from '../resolve/source-kind.js';
+import type { Refusal } from '../resolve/gateway-names.js';
 
 /** Flags of every command that can read the cluster. */
 export interface ClusterFlags {
@@ -183,6 +185,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     onPrem: ctx.identity.onPrem !== undefined,
     switches: ctx.identity.switches,
     localSays: ctx.localSays,
+    ...(ctx.spec.gateway ? { gatewayZones: ctx.spec.gateway.zones } : {}),
     log,
     onChange: schedule,
     onWarning: (warning) => {
@@ -208,7 +211,8 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
       message: `the Infrastructure status publishes ${d.published.join(', ')} for the ${d.lb} LB, which is served as ${d.served.join(', ')} from its LB config; the status is stale or the LB config wrong`,
     });
   };
-  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, onDisagreement, ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
+  const onRefused = metrics ? (r: Refusal) => metrics.namesRefused.inc({ source: sourceKind(r.source), reason: r.reason }) : undefined;
+  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;
 }

@@ -19,6 +19,7 @@ export async function displayCommand(opts: DisplayOptions): Promise<number> {
     unmanaged: state.unmanaged,
     withheld: state.withheld,
     ...(state.dnsType === undefined ? {} : { dnsType: state.dnsType }),
+    ...(state.spec.gateway ? { gateway: { served: state.gateway.served, refused: state.gateway.refused } } : {}),
   };
   opts.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
   return EXIT.ok;

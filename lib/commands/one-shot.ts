@@ -2,7 +2,7 @@ import { lbResolvers, loadLocalInputs } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { ClusterSpec, ExtraRecord, RecordSet, Resolution } from '../model.js';
-import { buildRecordSet, whyNotServed } from '../resolve/record-set.js';
+import { buildRecordSet, whyNotServed, type RecordSetResult } from '../resolve/record-set.js';
 import { resolveAll } from '../resolve/gather.js';
 import { HostResolver } from '../resolve/host-resolver.js';
 import { requireLbs } from '../inputs/spec.js';
@@ -20,6 +20,7 @@ export interface OneShotState {
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
   /** What the cluster's DNS switch says (see ClusterContext.dnsType); undefined without a cluster or off AWS, GCP and Azure. */
   readonly dnsType?: string | undefined;
+  readonly gateway: RecordSetResult['gateway'];
 }
 
 /**

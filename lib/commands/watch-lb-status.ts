@@ -11,8 +11,10 @@ import type { RawConfig } from '../inputs/config.js';
 import type { DesiredState } from '../runtime/monitor.js';
 import { recordChanges } from '../resolve/record-changes.js';
 import { whyNotServed } from '../resolve/record-set.js';
+import { sourceKind } from '../resolve/source-kind.js';
 import { renderCorefile } from '../render/corefile.js';
 import { loadTemplate } from '../sinks/corefile-output.js';
+import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
 import { watchFile } from '../inputs/watch-file.js';
 import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
@@ -72,14 +74,16 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   if (opts.dnsmasqOut !== undefined) checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
   const template = await loadTemplate(ctx.raw.template);
   const events = podEventSink(ctx.kc, log);
+  const weightFile = ctx.spec.gateway ? weightFilePath(out) : undefined;
 
   let lastSet: RecordSet | undefined;
   const writeRetry = new Backoff(() => monitor.schedule(), WRITE_RETRY);
   const sink = async (state: DesiredState): Promise<void> => {
     writeRetry.cancel();
+    const recordSet = weightFile ? { ...state.recordSet, weightFile } : state.recordSet;
     let text: string;
     try {
-      text = renderCorefile(state.recordSet, template.text, template.source);
+      text = renderCorefile(recordSet, template.text, template.source);
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });
       metrics.corefileOutOfDate.set(1);
@@ -88,10 +92,15 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     }
     metrics.recordsServed.set({ kind: 'lb' }, state.recordSet.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
     metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
+    const perSource = new Map<string, number>();
+    for (const n of state.recordSet.names) perSource.set(sourceKind(n.source), (perSource.get(sourceKind(n.source)) ?? 0) + 1);
+    metrics.namesServed.reset();
+    for (const [source, count] of perSource) metrics.namesServed.set({ source }, count);
     // writeFileAtomic compares with the bytes on disk, so a file changed behind lbdns's back is
     // put right at the next computation, and an unchanged one is not touched.
     let written: boolean;
     try {
+      if (weightFile) await writeWeightFile(weightFile, recordSet.weights ?? []);
       ({ written } = await writeFileAtomic(out, text));
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });

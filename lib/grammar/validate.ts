@@ -120,7 +120,7 @@ export function assertAtMost(field: string, count: number, max: number): void {
   }
 }
 
-function validateIntInRange(field: string, value: unknown, min: number, max: number): number {
+export function validateIntInRange(field: string, value: unknown, min: number, max: number): number {
   const n = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
     throw new ValidationError(field, value, `is not a whole number from ${min} to ${max}`);
@@ -149,4 +149,20 @@ export function validatePath(field: string, value: string): string {
   if (value === '') throw new ValidationError(field, value, 'is empty', 'give a file path');
   if (value.includes('\0')) throw new ValidationError(field, value, 'holds a NUL character, which no file path can', 'give a file path');
   return value;
+}
+
+/** Route 53's continent codes, as Kuadrant's `GEO-<continent>` geo values use them. */
+const CONTINENTS = new Set(['AF', 'AN', 'AS', 'EU', 'NA', 'OC', 'SA']);
+
+/** A Kuadrant geo code: `GEO-<continent>`, an ISO 3166 alpha-2 country code or `*` (the default geo); upper-cased. */
+export function validateGeoCode(field: string, value: unknown): string {
+  const code = stringOf(field, value).toUpperCase();
+  if (code === '*' || /^[A-Z]{2}$/.test(code)) return code;
+  if (code.startsWith('GEO-') && CONTINENTS.has(code.slice(4))) return code;
+  throw new ValidationError(field, value, 'is not a geo code', `use GEO-<continent> (${[...CONTINENTS].map((c) => `GEO-${c}`).join(', ')}), an ISO 3166 alpha-2 country code such as IE, or *`);
+}
+
+/** A Kuadrant weight: an unsigned integer (providerSpecific values arrive as strings). */
+export function validateWeight(field: string, value: unknown): number {
+  return validateIntInRange(field, value, 0, 2 ** 31 - 1);
 }

@@ -24,6 +24,10 @@ export interface RawConfig {
   listen?: string;
   ttl?: number | string;
   reload?: { interval?: number | string; jitter?: number | string };
+  /** Zones Gateway DNS serves names in (--gateway-zone). */
+  gatewayZones?: string[];
+  /** This cluster's geo for load-balanced Gateway names (--geo-code). */
+  geoCode?: string;
 }
 
 type Shape = 'string' | 'path' | 'strings' | 'scalar' | { [key: string]: Shape } | 'nodes';
@@ -41,6 +45,8 @@ const SHAPE: Shape = {
   listen: 'string',
   ttl: 'scalar',
   reload: { interval: 'scalar', jitter: 'scalar' },
+  gatewayZones: 'strings',
+  geoCode: 'string',
 };
 
 function checkShape(path: string, value: unknown, shape: Shape): void {

@@ -1,6 +1,6 @@
 import type { RawConfig } from './config.js';
 import { ValidationError } from '../errors.js';
-import { DEFAULTS, LIMITS, ROLES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type NodeEntry, type Role } from '../model.js';
+import { DEFAULTS, LIMITS, ROLES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type GatewaySpec, type LbName, type NodeEntry, type Role } from '../model.js';
 import { sortUniqueIps } from '../grammar/ip.js';
 import { validateListen } from '../grammar/host-port.js';
 import {
@@ -11,6 +11,7 @@ import {
   parseEndpoints,
   validateDnsName,
   validateDomain,
+  validateGeoCode,
   validateIp,
   validateReload,
   validateTtl,
@@ -69,6 +70,19 @@ export function validateUpstreams(field: string, values: readonly string[]): str
   return ips;
 }
 
+/** --gateway-zone and --geo-code: zones are domains (at least two labels), each once; a geo code needs a zone. */
+export function validateGatewayFlags(zones: readonly unknown[] | undefined, geoCode: unknown): GatewaySpec | undefined {
+  const valid = (zones ?? []).map((z) => validateDomain('--gateway-zone', z));
+  assertUnique('--gateway-zone', valid);
+  const geo = geoCode === undefined ? undefined : validateGeoCode('--geo-code', geoCode);
+  if (geo === '*') throw new ValidationError('--geo-code', geoCode, 'is the default-geo marker, not a geo', 'leave --geo-code out to answer with the default geo');
+  if (valid.length === 0) {
+    if (geo !== undefined) throw new ValidationError('--geo-code', geoCode, 'has no effect without --gateway-zone', 'add --gateway-zone ZONE');
+    return undefined;
+  }
+  return { zones: valid, geoCode: geo, owners: [] };
+}
+
 /**
  * Validates a config into a ClusterSpec. LB lists may still be empty here: in cluster mode
  * the cluster fills them; `requireLbs` is the check for when nothing else will.
@@ -91,7 +105,13 @@ export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): Cl
     ttl: validateTtl('--ttl', raw.ttl ?? DEFAULTS.ttl),
     ...(raw.listen === undefined ? {} : { listen: validateListen('--listen', raw.listen) }),
     reload: validateReload(raw.reload?.interval ?? DEFAULTS.reload.intervalSeconds, raw.reload?.jitter ?? DEFAULTS.reload.jitterSeconds),
+    ...gatewayOf(raw),
   };
+}
+
+function gatewayOf(raw: RawConfig): { gateway?: GatewaySpec } {
+  const gateway = validateGatewayFlags(raw.gatewayZones, raw.geoCode);
+  return gateway ? { gateway } : {};
 }
 
 /** Fails naming every LB the role cannot serve without; api is never one (private clusters have none). */

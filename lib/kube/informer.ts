@@ -38,6 +38,7 @@ export interface WatchOptions<T extends KubernetesObject> {
    */
   readonly project?: (obj: T) => T;
   readonly fieldSelector?: string;
+  readonly labelSelector?: string;
   readonly log: Logger;
   /** Called with the cached objects after every change, and once after the first successful list. */
   readonly onChange: (items: T[]) => void;
@@ -127,7 +128,7 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     }
     return { ...(last as KubernetesListObject<T>), items };
   };
-  const informer = new k8s.ListWatch<T>(opts.path, new ProjectingWatch(opts.kc), listAll, false, undefined, opts.fieldSelector);
+  const informer = new k8s.ListWatch<T>(opts.path, new ProjectingWatch(opts.kc), listAll, false, opts.labelSelector, opts.fieldSelector);
   let stopped = false;
   let synced = false;
   let lastError: KubeError | undefined;

@@ -5,6 +5,7 @@ import { JsonSelector, type Selection } from './json-select.js';
 
 export interface ListQuery {
   readonly fieldSelector?: string;
+  readonly labelSelector?: string;
   readonly limit?: number;
   readonly continue?: string;
 }

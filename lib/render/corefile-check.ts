@@ -177,6 +177,11 @@ function checkAnswer(answer: Token, blockType: string): void {
   if (!NAME.test(name) && name !== 'probe.example.') fail(`has an invalid owner name ${quote(name)}`);
   if (!/^[0-9]+$/.test(ttl) || Number(ttl) > 2147483647) fail(`has an invalid TTL ${quote(ttl)}`);
   if (cls.toUpperCase() !== 'IN') fail(`has class ${quote(cls)}, expected IN`);
+  if (type.toUpperCase() === 'CNAME') {
+    // A chain's CNAMEs precede its final addresses in one answer (see NOTES: templates answer whole chains).
+    if (!NAME.test(data) || !data.endsWith('.')) fail(`has CNAME target ${quote(data)}, not an absolute DNS name ending in a dot`);
+    return;
+  }
   if (type.toUpperCase() !== blockType) fail(`is a ${type} record inside a template for ${blockType}: CoreDNS would SERVFAIL`);
   const ip = canonicalIp(data);
   if (ip === null || ipFamily(ip) !== (blockType === 'A' ? 4 : 6)) fail(`has ${quote(data)}, not an IPv${blockType === 'A' ? 4 : 6} address`);
@@ -275,7 +280,31 @@ function checkBind(d: Directive): void {
   for (const a of d.args) if (canonicalIp(a.text) === null) throw new RenderError(`Corefile line ${d.line}: bind ${quote(a.text)} is not an IP address`);
 }
 
+/** A file path CoreDNS reads as one word: no quotes, braces, whitespace or `#`. */
+const PATH = /^[A-Za-z0-9._/-]+$/;
+
+/** loadbalance [round_robin | weighted WEIGHTFILE] { reload DURATION }, as CoreDNS 1.10.1's setup parses it. */
+function checkLoadbalance(d: Directive): void {
+  const fail = (msg: string): never => {
+    throw new RenderError(`Corefile line ${d.line}: loadbalance: ${msg}`);
+  };
+  const [policy, file, ...rest] = d.args.map((t) => t.text);
+  if (policy === undefined || policy === 'round_robin') {
+    if (file !== undefined || d.block !== null) fail('round_robin takes no argument and no block');
+    return;
+  }
+  if (policy !== 'weighted') fail(`unknown policy "${policy}": use round_robin or weighted WEIGHTFILE`);
+  if (file === undefined || rest.length > 0) fail('weighted takes exactly one argument, the weight file');
+  if (!PATH.test(file as string)) fail(`weight file "${file}" is not a plain path`);
+  for (const line of d.block ?? []) {
+    const [key, value, ...more] = line;
+    if (key?.text !== 'reload' || value === undefined || more.length > 0) fail(`unexpected "${line.map((t) => t.text).join(' ')}" in the block: only "reload DURATION"`);
+    if (parseGoDuration((value as Token).text) === null) fail(`reload "${(value as Token).text}" is not a Go duration`);
+  }
+}
+
 const CHECKS: Record<string, (d: Directive) => void> = {
+  loadbalance: checkLoadbalance,
   template: checkTemplate,
   hosts: checkHosts,
   forward: checkForward,

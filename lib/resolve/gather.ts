@@ -1,12 +1,14 @@
 import { ROLE_TRAITS, type ClusterSpec, type Resolution } from '../model.js';
 import type { HostResolver } from './host-resolver.js';
+import { acceptGatewayNames } from './gateway-names.js';
 
-/** Every hostname the role serves (its LBs, and extra records on control planes), each once, sorted. */
+/** Every hostname the role serves (its LBs, extra records and Gateway CNAME targets on control planes), each once, sorted. */
 export function hostnamesOf(spec: ClusterSpec): string[] {
   const names = new Set<string>();
   const extras = ROLE_TRAITS[spec.role].clusterNames ? spec.extraRecords.flatMap((r) => r.targets) : [];
   const targets = [...ROLE_TRAITS[spec.role].serves.flatMap((lb) => spec.lbs[lb]), ...extras];
   for (const t of targets) if (t.kind === 'hostname') names.add(t.hostname);
+  for (const h of acceptGatewayNames(spec).external) names.add(h);
   return [...names].sort();
 }
 

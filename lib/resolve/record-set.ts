@@ -12,7 +12,9 @@ import {
   type NodeRecord,
   type RecordSet,
   type Resolution,
+  type WeightBlock,
 } from '../model.js';
+import { acceptGatewayNames, answerGatewayName, coreDnsWeights, type Refusal } from './gateway-names.js';
 
 export interface RecordSetResult {
   readonly recordSet: RecordSet;
@@ -22,6 +24,8 @@ export interface RecordSetResult {
   readonly held: readonly { readonly name: string; readonly reason: string }[];
   /** Names the cluster says not to serve (ClusterSpec.withheld): left to the upstreams. */
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
+  /** Gateway DNS: each name served with the objects it comes from, and every name refused. */
+  readonly gateway: { readonly served: readonly { readonly name: string; readonly source: string }[]; readonly refused: readonly Refusal[] };
 }
 
 export interface BuildOptions {
@@ -111,9 +115,10 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       held.push({ name, reason: `${problem as string}; not served` });
       empty.push(name);
     } else {
-      names.push({ name, ...matchFor(name), v4, v6, source, ...(ttl === undefined ? {} : { ttl }) });
+      names.push({ name, ...matchFor(name), v4, v6, source, ...(ttl === undefined ? {} : { addressTtl: ttl }) });
     }
   }
+  const gateway = gatewayRecords(spec, resolutions, previous, names, empty, held);
   names.sort(specificityOrder);
 
   const nodesReason = traits.clusterNames ? spec.withheld?.nodes : undefined;
@@ -139,10 +144,12 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       names,
       nodes,
       upstreams: spec.upstreams,
+      ...(spec.gateway ? { weights: gateway.weights } : {}),
     },
     empty: empty.sort(),
     held,
     withheld,
+    gateway: { served: gateway.served, refused: gateway.refused },
   };
 }
 
@@ -157,4 +164,57 @@ export function whyNotServed(spec: ClusterSpec, empty: readonly string[]): { rea
     if (lb !== undefined && spec.lbs[lb].length === 0) return { name, reason: 'no load balancer known yet' };
     return { name, reason: 'its host names have no resolved address yet' };
   });
+}
+
+/**
+ * The Gateway DNS names, appended to `names`: each a chain of CNAMEs answered with its final
+ * addresses. A name whose chain gives no address yet, or more than the limit, keeps what
+ * `previous` served (last known good), else is left out (`empty`) or refused (over the limit).
+ */
+function gatewayRecords(
+  spec: ClusterSpec,
+  resolutions: ReadonlyMap<string, Resolution>,
+  previous: ReadonlyMap<string, NameRecord>,
+  names: NameRecord[],
+  empty: string[],
+  held: { name: string; reason: string }[],
+): { served: { name: string; source: string }[]; refused: Refusal[]; weights: WeightBlock[] } {
+  const accepted = acceptGatewayNames(spec);
+  const served: { name: string; source: string }[] = [];
+  const refused = [...accepted.refused];
+  const weights = new Map<string, WeightBlock>();
+  for (const [name, claims] of accepted.byName) {
+    const source = [...new Set(claims.map((c) => c.owner.source))].join(', ');
+    const answer = answerGatewayName(name, accepted, spec.gateway?.geoCode, resolutions);
+    const count = answer.v4.length + answer.v6.length;
+    const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 ? 'has no address yet' : undefined;
+    if (problem !== undefined) {
+      const kept = previous.get(name);
+      if (kept) {
+        held.push({ name, reason: problem });
+        names.push(kept);
+        served.push({ name, source });
+      } else if (count === 0) {
+        empty.push(name);
+      } else {
+        refused.push({ name, source, reason: 'over-limit', detail: problem });
+      }
+      continue;
+    }
+    const chained = answer.chain.length > 0;
+    names.push({
+      name,
+      ...matchFor(name),
+      v4: answer.v4,
+      v6: answer.v6,
+      source,
+      chain: answer.chain,
+      ...(chained ? { addressOwner: answer.owner } : {}),
+      addressTtl: answer.ttl,
+    });
+    served.push({ name, source });
+    const owner = chained ? answer.owner : name;
+    if (answer.weights && !owner.startsWith('*.') && !weights.has(owner)) weights.set(owner, coreDnsWeights(owner, answer.weights));
+  }
+  return { served, refused, weights: [...weights.values()].sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0)) };
 }

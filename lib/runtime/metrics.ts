@@ -21,6 +21,8 @@ export interface Metrics {
   unresolvable: () => readonly { readonly keptLastGood: boolean }[];
   /** 1 while the Infrastructure status holds what lbdns last computed, 0 while publishing it fails. */
   readonly infraStatusInSync: Gauge;
+  /** DNS names served, by source kind: lb, dnsrecord, dnspolicy, dnsrecord.kuadrant.io. */
+  readonly namesServed: Gauge<'source'>;
 }
 
 /**
@@ -42,6 +44,7 @@ export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promi
     resolveFailures: new prom.Counter({ name: 'lbdns_resolve_failures_total', help: 'LB hostname resolutions that failed after their retries, by reason', labelNames: ['reason'], ...opts }),
     watchRestarts: new prom.Counter({ name: 'lbdns_watch_restarts_total', help: 'API watches restarted after a failure, by source', labelNames: ['source'], ...opts }),
     recordsServed: new prom.Gauge({ name: 'lbdns_records_served', help: 'Addresses served by kind: lb (api, api-int, apps, extra names) and node', labelNames: ['kind'], ...opts }),
+    namesServed: new prom.Gauge({ name: 'lbdns_names_served', help: 'DNS names served by source kind: lb, dnsrecord, dnspolicy, dnsrecord.kuadrant.io', labelNames: ['source'], ...opts }),
     ready: new prom.Gauge({ name: 'lbdns_ready', help: '1 once the first complete Corefile was rendered', ...opts }),
     namesRefused: new prom.Counter({ name: 'lbdns_names_refused_total', help: 'DNS names cluster objects asked for that lbdns refused to serve, counted when each refusal first appears, by object kind and reason', labelNames: ['source', 'reason'], ...opts }),
     lbSourcesDisagree: new prom.Counter({ name: 'lbdns_lb_sources_disagree_total', help: "Times an LB's addresses in the Infrastructure status differed from the ones served from its LB config, counted when each difference first appears, by LB", labelNames: ['lb'], ...opts }),

@@ -4,7 +4,8 @@ import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from 
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type LbName, type RecordSet, type Resolution } from '../model.js';
-import { addressesOf, buildRecordSet, lbRecordName } from '../resolve/record-set.js';
+import { addressesOf, buildRecordSet, lbRecordName, type RecordSetResult } from '../resolve/record-set.js';
+import type { Refusal } from '../resolve/gateway-names.js';
 
 /** The hostname side: last known good answers, kept fresh by TTL. */
 export interface Resolutions {
@@ -27,6 +28,8 @@ export interface DesiredState {
   readonly unmanaged: readonly ExtraRecord[];
   /** Names the cluster says not to serve, and why: forwarded upstream. */
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
+  /** Gateway DNS names served and refused. */
+  readonly gateway: RecordSetResult['gateway'];
 }
 
 export interface MonitorOptions {
@@ -48,6 +51,8 @@ export interface MonitorOptions {
   readonly check?: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void;
   /** Told of each new disagreement between an LB's published addresses and the served ones, once. */
   readonly onDisagreement?: (d: LbDisagreement) => void;
+  /** A Gateway name refused, once per appearance (it is logged here). */
+  readonly onRefused?: (refusal: Refusal) => void;
 }
 
 /** whenComplete() gave up because the monitor was stopped. */
@@ -90,6 +95,8 @@ export class Monitor {
   private disagreementsSeen = new Set<string>();
 
   private local: ClusterSpec;
+  /** Refusals of the last computation, so each is logged once while it lasts. */
+  private refused = new Set<string>();
 
   constructor(private readonly opts: MonitorOptions) {
     this.local = opts.local;
@@ -238,6 +245,18 @@ export class Monitor {
       });
   }
 
+  private reportRefusals(refusals: readonly Refusal[]): void {
+    const now = new Set<string>();
+    for (const r of refusals) {
+      const key = `${r.name} ${r.source} ${r.reason}`;
+      now.add(key);
+      if (this.refused.has(key)) continue;
+      this.opts.log.warn('gateway name refused; not served', { name: r.name, source: r.source, reason: r.reason, detail: r.detail });
+      this.opts.onRefused?.(r);
+    }
+    this.refused = now;
+  }
+
   private async compute(): Promise<void> {
     if (!this.synced()) return;
     const { localSays, sources, resolutions } = this.opts;
@@ -251,7 +270,7 @@ export class Monitor {
     const snapshot = resolutions.snapshot();
     if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
     this.opts.check?.(spec, snapshot);
-    const { recordSet, empty, held, withheld } = buildRecordSet(spec, snapshot, { previous: this.served });
+    const { recordSet, empty, held, withheld, gateway } = buildRecordSet(spec, snapshot, { previous: this.served });
     for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
     const withheldKey = JSON.stringify(withheld);
     if (withheldKey !== this.withheldLogged) {
@@ -259,8 +278,9 @@ export class Monitor {
       else if (this.withheldLogged !== undefined) this.opts.log.info('serving every name again');
       this.withheldLogged = withheldKey;
     }
+    this.reportRefusals(gateway.refused);
     const complete = this.required(spec).every((n) => !empty.includes(n));
-    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld };
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
     await this.opts.sink(this.latest);

@@ -1,4 +1,4 @@
-import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeEntry, Servable } from '../model.js';
+import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeEntry, OwnedEndpoints, Servable } from '../model.js';
 import { LB_NAMES } from '../model.js';
 
 /**
@@ -20,6 +20,8 @@ export interface SourceContribution {
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
   /** The address api-int should move to (HostedNetServices), served once verified. */
   readonly apiIntAddress?: string;
+  /** Gateway DNS: the endpoints each Kuadrant DNSRecord or DNSPolicy asks for, not yet confined. */
+  readonly gatewayOwners?: readonly OwnedEndpoints[];
 }
 
 /** Everything the cluster says, merged from all sources. */
@@ -35,6 +37,7 @@ export interface ClusterData {
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
   /** See SourceContribution.apiIntAddress. */
   readonly apiIntAddress?: string;
+  readonly gatewayOwners?: readonly OwnedEndpoints[];
 }
 
 function uniqueEndpoints(endpoints: readonly Endpoint[]): Endpoint[] {
@@ -66,6 +69,7 @@ export function mergeContributions(contributions: readonly SourceContribution[])
     nodes: withNodes.length === 0 ? undefined : withNodes.flatMap((c) => c.nodes ?? []),
     withheld: Object.assign({}, ...contributions.map((c) => c.withheld ?? {})) as Partial<Record<Servable, string>>,
     ...Object.fromEntries(contributions.filter((c) => c.apiIntAddress !== undefined).slice(0, 1).map((c) => ['apiIntAddress', c.apiIntAddress])),
+    gatewayOwners: contributions.flatMap((c) => c.gatewayOwners ?? []),
   };
 }
 
@@ -116,5 +120,6 @@ export function applyClusterData(local: ClusterSpec, cluster: ClusterData, local
     extraRecords: [...local.extraRecords, ...cluster.extraRecords],
     nodes: localSays.nodes ? local.nodes : (cluster.nodes ?? []),
     ...(Object.keys(withheld).length > 0 ? { withheld } : {}),
+    ...(local.gateway ? { gateway: { ...local.gateway, owners: cluster.gatewayOwners ?? [] } } : {}),
   };
 }

@@ -13,6 +13,7 @@ import { onPremContribution, onPremPlatformOf } from './on-prem-vips.js';
 import { HOSTED_NET_SERVICES, switchesContribution, type HostedNetServices } from './hosted-net-services.js';
 import { NODE_LIST_SELECTION, nodeProjection, nodesContribution } from './nodes.js';
 import { routerServiceContribution } from './router-service.js';
+import { GATEWAY_COLLECTIONS, GatewayInputs, zoneLabelSelector } from './gateway-sources.js';
 import type { Warn } from './untrusted.js';
 
 /** The cluster side of the pipeline: merged, sanitised data from every watched source. */
@@ -61,6 +62,8 @@ export interface ClusterSourceOptions {
   readonly switches?: boolean;
   /** What the flags already say: sources that could only repeat it are not watched. */
   readonly localSays: LocalSays;
+  /** --gateway-zone: Gateway DNS reads Kuadrant DNSRecords, Gateways, HTTPRoutes and DNSPolicies when non-empty. */
+  readonly gatewayZones?: readonly string[];
   readonly log: Logger;
   readonly onChange: () => void;
   readonly onRestart?: (source: string, error: KubeError) => void;
@@ -111,6 +114,7 @@ interface SourceSpec {
   readonly what: string;
   readonly path: string;
   readonly fieldSelector?: string;
+  readonly labelSelector?: string;
   /** For the large collections; see WatchOptions. */
   readonly pageSize?: number;
   readonly project?: (obj: KubernetesObject) => KubernetesObject;
@@ -128,7 +132,7 @@ const byName = (name: string) => `metadata.name=${name}`;
  */
 const NODE_PAGE_SIZE = 500;
 
-function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
+function sourceSpecs(opts: ClusterSourceOptions, gateway: GatewayInputs | undefined): SourceSpec[] {
   const corefile = opts.purpose === 'corefile';
   const traits = ROLE_TRAITS[opts.role];
   const served = (lb: LbName) => !corefile || traits.serves.includes(lb);
@@ -200,12 +204,28 @@ function sourceSpecs(opts: ClusterSourceOptions): SourceSpec[] {
       extract: (items, warn) => nodesContribution(items as V1Node[], warn, opts.domain),
     });
   }
+  if (gateway && corefile && traits.clusterNames) {
+    for (const { kind, path, what } of GATEWAY_COLLECTIONS) {
+      specs.push({
+        name: `${kind} (gateway dns)`,
+        what,
+        path,
+        ...(kind === 'dnsrecords' ? { labelSelector: zoneLabelSelector(opts.gatewayZones ?? []) } : {}),
+        extract: (items) => {
+          gateway.set(kind, items);
+          return {};
+        },
+      });
+    }
+  }
   return specs;
 }
 
 /** Starts one list+watch per source the role needs; each source's contribution is recomputed on its own events only. */
 export async function startClusterSources(opts: ClusterSourceOptions): Promise<ClusterSources> {
-  const specs = sourceSpecs(opts);
+  const zones = opts.gatewayZones ?? [];
+  const gateway = zones.length > 0 ? new GatewayInputs(zones, dedupedWarn(opts.log, 'gateway dns', opts.onWarning)) : undefined;
+  const specs = sourceSpecs(opts, gateway);
   let started: Source[] = [];
   const sources = await Promise.all(
     specs.map(async (spec): Promise<Source> => {
@@ -217,10 +237,11 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
         what: spec.what,
         path: spec.path,
         ...(spec.fieldSelector === undefined ? {} : { fieldSelector: spec.fieldSelector }),
+        ...(spec.labelSelector === undefined ? {} : { labelSelector: spec.labelSelector }),
         ...(spec.pageSize === undefined ? {} : { pageSize: spec.pageSize }),
         ...(spec.project === undefined ? {} : { project: spec.project }),
         // Plain JSON, as the watch events come (see listJson).
-        list: ({ onContinue, ...page }) => listJson(opts.kc, spec.path, { fieldSelector: spec.fieldSelector, ...page }, spec.select, onContinue),
+        list: ({ onContinue, ...page }) => listJson(opts.kc, spec.path, { fieldSelector: spec.fieldSelector, labelSelector: spec.labelSelector, ...page }, spec.select, onContinue),
         log: opts.log,
         onRestart: (error) => opts.onRestart?.(spec.name, error),
         onChange: (items) => {
@@ -235,7 +256,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
   started = sources;
   opts.onChange();
   return {
-    data: (): ClusterData => mergeContributions(started.map((s) => s.contribution.current)),
+    data: (): ClusterData => mergeContributions([...started.map((s) => s.contribution.current), ...(gateway ? [gateway.contribution()] : [])]),
     synced: () => started.length === specs.length && started.every((s) => s.collection.synced()),
     unsynced: () => started.filter((s) => !s.collection.synced()).map((s) => ({ source: s.collection.name, error: s.collection.lastError() })),
     stop: async () => {

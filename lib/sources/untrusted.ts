@@ -133,3 +133,27 @@ export function endpointsFromApi(values: readonly Located<unknown>[], where: str
   });
   return distinctCapped(found, endpointKey, where, warn);
 }
+
+/*
+ * A Kubernetes object name (RFC 1123 subdomain). Sources end up in Corefile comments and
+ * names built from them, so namespace and name are checked rather than trusted.
+ */
+const OBJECT_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
+
+export interface ObjectIdentity {
+  readonly namespace: string;
+  readonly name: string;
+  /** metadata.creationTimestamp, '' when missing (sorts as the oldest: the API server always sets it). */
+  readonly created: string;
+}
+
+/** Namespace, name and creation time of a namespaced object, or undefined (warned) when they are not valid. */
+export function identityOf(metadata: (ApiObjectMeta & { readonly creationTimestamp?: unknown }) | undefined, object: string, warn: Warn, outcome: string): ObjectIdentity | undefined {
+  const { namespace, name, creationTimestamp } = metadata ?? {};
+  if (typeof namespace !== 'string' || !OBJECT_NAME.test(namespace) || typeof name !== 'string' || !OBJECT_NAME.test(name)) {
+    warnIgnored(warn, `${object} metadata`, { namespace, name }, 'is not a valid namespace and name', outcome);
+    return undefined;
+  }
+  const created = creationTimestamp instanceof Date ? creationTimestamp.toISOString() : typeof creationTimestamp === 'string' ? creationTimestamp : '';
+  return { namespace, name, created };
+}

@@ -199,7 +199,8 @@ export function parseCorefile(text: string): CorefileAnswers {
       names.set(heading[1] ?? '', current);
       continue;
     }
-    const answer = /^answer "\{\{ \.Name \}\} \d+ IN (A|AAAA) (\S+)"$/.exec(trimmed);
+    // The owner is the query name, or a CNAME chain's last name (Gateway DNS).
+    const answer = /^answer "(?:\{\{ \.Name \}\}|\S+) \d+ IN (A|AAAA) (\S+)"$/.exec(trimmed);
     if (answer && current) current.push(`${answer[1]} ${answer[2]}`);
     if (trimmed === 'hosts {') {
       inHosts = true;

@@ -21,7 +21,9 @@
  *   loopback addresses; `upstreamPort` replaces their port so a test server can stand in.
  * - `cache TTL` (plugin/cache): the TTL capping of every reply it passes (all records set to
  *   min(max(smallest TTL, 5), TTL), SERVFAIL replies to 5); replies are not stored.
- * - `loadbalance`: A and AAAA records shuffled as round_robin does.
+ * - `loadbalance`: A and AAAA records shuffled as round_robin does; `weighted WEIGHTFILE` moves
+ *   an address drawn by the weight file's weights (keyed by the first address's owner) to the top.
+ * - `template` answers may also be CNAMEs (a chain before its final addresses, in one answer).
  * - errors, log, health, ready, reload: accepted; they change no answer (no HTTP endpoints here).
  */
 import { createSocket } from 'node:dgram';
@@ -187,16 +189,17 @@ interface TemplateRule {
 
 const CLASSES = new Set(['IN', 'CS', 'CH', 'HS', 'NONE', 'ANY']);
 
-/** dns.NewRR for the one shape the emulation supports: "NAME TTL CLASS TYPE ADDRESS" of A or AAAA. */
+/** dns.NewRR for the shapes the emulation supports: "NAME TTL CLASS TYPE DATA" of A, AAAA or CNAME (an absolute target). */
 function parseAddressRr(text: string, line: number): Answer {
   const fields = text.trim().split(/\s+/);
   if (fields.length !== 5) fail(line, `answer "${text}" is not "NAME TTL CLASS TYPE DATA"`);
   const [name, ttl, cls, type, data] = fields as [string, string, string, string, string];
   const rrType = type.toUpperCase();
   if (cls.toUpperCase() !== 'IN' || !/^[0-9]+$/.test(ttl)) fail(line, `answer "${text}" is not emulated`);
+  if (rrType === 'CNAME' && /^[a-z0-9_.-]+\.$/i.test(data)) return { type: 'CNAME', name: fqdn(name), ttl: Number(ttl), class: 'IN', data: data.slice(0, -1) };
   if (rrType === 'A' && isIPv4(data)) return { type: 'A', name: fqdn(name), ttl: Number(ttl), class: 'IN', data };
   if (rrType === 'AAAA' && isIPv6(data)) return { type: 'AAAA', name: fqdn(name), ttl: Number(ttl), class: 'IN', data };
-  return fail(line, `answer "${text}" is not an A or AAAA record the emulation supports`);
+  return fail(line, `answer "${text}" is not an A, AAAA or CNAME record the emulation supports`);
 }
 
 function parseTemplate(d: Directive, blockZones: readonly string[]): TemplateRule {
@@ -489,8 +492,70 @@ function cacheHandler(d: Directive, blockZones: readonly string[]): Handler {
   };
 }
 
+/**
+ * The weight file as CoreDNS's parseWeights reads it: blank and `#` lines skipped, one field a
+ * domain (not an IP; a missing final dot added), two fields `IP WEIGHT` with the weight a
+ * uint8; anything else, or an address before any domain, fails the whole file.
+ */
+export function parseWeightFile(text: string): Map<string, { ip: string; weight: number }[]> {
+  const domains = new Map<string, { ip: string; weight: number }[]>();
+  let current: { ip: string; weight: number }[] | undefined;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const fields = line.split(/\s+/);
+    if (fields.length === 1) {
+      const name = fields[0] as string;
+      if (canonicalIp(name) !== null) throw new Error(`Wrong domain name:"${name}" in weight file (Maybe a missing weight value?)`);
+      const key = name.endsWith('.') ? name : `${name}.`;
+      current = domains.get(key) ?? [];
+      domains.set(key, current);
+    } else if (fields.length === 2) {
+      const ip = canonicalIp(fields[0] as string);
+      if (ip === null) throw new Error(`Wrong IP address:"${fields[0]}" in weight file`);
+      if (!/^[0-9]+$/.test(fields[1] as string) || Number(fields[1]) > 255) throw new Error(`Wrong weight value:"${fields[1]}" in weight file`);
+      if (current === undefined) throw new Error('Missing domain name in weight file');
+      current.push({ ip, weight: Number(fields[1]) });
+    } else {
+      throw new Error(`Could not parse weight line:"${line}" in weight file`);
+    }
+  }
+  return domains;
+}
+
+/**
+ * weighted: the file is re-read at each query (CoreDNS: every `reload` interval); the first
+ * address record's owner picks the weights, and an address drawn by weight is swapped to the
+ * top when present (CNAMEs stay first). A domain whose weights sum to 0 fails, as Go's
+ * rand.Intn(0) panics.
+ */
+function weightedHandler(d: Directive): Handler {
+  const file = d.args[1];
+  if (file === undefined || d.args.length !== 2) fail(d.line, 'loadbalance: weighted needs exactly one WEIGHTFILE');
+  for (const [key] of d.block) if (key !== 'reload') fail(d.line, `loadbalance: "${key}" is not emulated`);
+  parseWeightFile(readFileSync(file, 'utf8'));
+  return async (_req, next) => {
+    const out = await next();
+    if (!('reply' in out) || out.reply.rcode !== RCODE.NOERROR) return out;
+    const answers = [...out.reply.answers];
+    const addresses = answers.map((rr, i) => ({ rr, i })).filter(({ rr }) => rr.type === 'A' || rr.type === 'AAAA');
+    const first = addresses[0];
+    const weights = first === undefined ? undefined : parseWeightFile(readFileSync(file, 'utf8')).get(fqdn(first.rr.name));
+    if (first === undefined || weights === undefined || weights.length === 0) return out;
+    const sum = weights.reduce((n, w) => n + w.weight, 0);
+    if (sum === 0) throw new Error(`loadbalance weighted: weights of ${first.rr.name} sum to 0 (CoreDNS panics)`);
+    let pick = Math.floor(Math.random() * sum);
+    const top = [...weights].sort((a, b) => b.weight - a.weight).find((w) => (pick -= w.weight) < 0) as { ip: string };
+    const at = addresses.find(({ rr }) => canonicalIp(String((rr as { data: unknown }).data)) === top.ip);
+    if (at === undefined) return out;
+    [answers[first.i], answers[at.i]] = [answers[at.i] as Answer, answers[first.i] as Answer];
+    return { reply: { ...out.reply, answers } };
+  };
+}
+
 function loadbalanceHandler(d: Directive): Handler {
-  if ((d.args[0] ?? 'round_robin') !== 'round_robin' || d.block.length > 0) fail(d.line, 'loadbalance: only round_robin is emulated');
+  if (d.args[0] === 'weighted') return weightedHandler(d);
+  if ((d.args[0] ?? 'round_robin') !== 'round_robin' || d.block.length > 0) fail(d.line, 'loadbalance: only round_robin and weighted are emulated');
   const roundRobin = (rrs: readonly Answer[]): Answer[] => {
     const isAddress = (rr: Answer) => rr.type === 'A' || rr.type === 'AAAA';
     return [...rrs.filter((rr) => rr.type === 'CNAME'), ...rrs.filter((rr) => rr.type !== 'CNAME' && !isAddress(rr) && rr.type !== 'MX'), ...shuffled(rrs.filter(isAddress)), ...shuffled(rrs.filter((rr) => rr.type === 'MX'))];

@@ -27,7 +27,7 @@ const CRD_FILES = ['0000_10_config-operator_01_dnses.crd.yaml', '0000_50_dns_01_
  * which no single request can: it is validated as a write of the main resource and then a
  * write of `status`, so both halves are checked and defaulted.
  */
-function crdValidator(crd: Crd, version = storageVersion(crd)): Validator {
+export function crdValidator(crd: Crd, version = storageVersion(crd)): Validator {
   return (obj: KubeObject, old: KubeObject | undefined, context: ValidationContext) => {
     if (context.subresource === 'status') {
       const result = validateObject(crd, version, obj, old, { subresource: 'status' });

@@ -1,0 +1,24 @@
+import { dirname, join } from 'node:path';
+import { ConfigError } from '../errors.js';
+import type { WeightBlock } from '../model.js';
+import { formatWeightFile } from '../render/weight-file.js';
+import { writeFileAtomic, type WriteResult } from './atomic-write.js';
+
+const WEIGHT_FILE = 'Corefile.weights';
+
+/**
+ * Next to the Corefile, so the volume that carries the Corefile to CoreDNS carries it too;
+ * the Corefile names it by this absolute path, which CoreDNS must see at the same place.
+ */
+export function weightFilePath(corefile: string): string {
+  const path = join(dirname(corefile), WEIGHT_FILE);
+  if (!path.startsWith('/') || !/^[A-Za-z0-9._/-]+$/.test(path)) {
+    throw new ConfigError(`--out ${corefile}: Gateway DNS writes ${WEIGHT_FILE} beside the Corefile and names it there by its absolute path, so --out must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
+  }
+  return path;
+}
+
+/** Written before the Corefile that names it: CoreDNS refuses a loadbalance weighted file it cannot open. */
+export function writeWeightFile(path: string, blocks: readonly WeightBlock[]): Promise<WriteResult> {
+  return writeFileAtomic(path, formatWeightFile(blocks));
+}

@@ -1,0 +1,54 @@
+import type { SourceContribution } from './cluster-data.js';
+import { dnsPolicyEndpoints, type DNSPolicy } from './dnspolicies.js';
+import { gatewayView, type Gateway } from './gateways.js';
+import { routeAttachments, type HTTPRoute } from './httproutes.js';
+import { kuadrantRecordEndpoints, ZONE_LABEL, type KuadrantDNSRecord } from './kuadrant-dnsrecords.js';
+import type { Warn } from './untrusted.js';
+
+export type GatewayKind = 'dnsrecords' | 'gateways' | 'httproutes' | 'dnspolicies';
+
+/** The four collections Gateway DNS reads, with the API paths and what RBAC must allow. */
+export const GATEWAY_COLLECTIONS: readonly { readonly kind: GatewayKind; readonly path: string; readonly what: string }[] = [
+  { kind: 'dnsrecords', path: '/apis/kuadrant.io/v1alpha1/dnsrecords', what: 'list dnsrecords.kuadrant.io in all namespaces' },
+  { kind: 'gateways', path: '/apis/gateway.networking.k8s.io/v1/gateways', what: 'list gateways.gateway.networking.k8s.io in all namespaces' },
+  { kind: 'httproutes', path: '/apis/gateway.networking.k8s.io/v1/httproutes', what: 'list httproutes.gateway.networking.k8s.io in all namespaces' },
+  { kind: 'dnspolicies', path: '/apis/kuadrant.io/v1/dnspolicies', what: 'list dnspolicies.kuadrant.io in all namespaces' },
+];
+
+/** Only the DNSRecords Kuadrant handed to a CoreDNS provider for one of our zones are listed at all. */
+export function zoneLabelSelector(zones: readonly string[]): string {
+  return `${ZONE_LABEL} in (${zones.join(',')})`;
+}
+
+/**
+ * The four collections make one contribution: a DNSPolicy means nothing without its Gateway,
+ * and a Kuadrant DNSRecord for a listener replaces what lbdns would build for it. Each
+ * collection hands its objects in; the contribution is computed once per change, when read.
+ */
+export class GatewayInputs {
+  private readonly items: Record<GatewayKind, unknown[]> = { dnsrecords: [], gateways: [], httproutes: [], dnspolicies: [] };
+  private cached: SourceContribution | undefined;
+
+  constructor(
+    private readonly zones: readonly string[],
+    private readonly warnings: { readonly warn: Warn; flush(): void },
+  ) {}
+
+  set(kind: GatewayKind, items: readonly unknown[]): void {
+    this.items[kind] = [...items];
+    this.cached = undefined;
+  }
+
+  contribution(): SourceContribution {
+    if (this.cached === undefined) {
+      const { warn } = this.warnings;
+      const kuadrant = kuadrantRecordEndpoints(this.items.dnsrecords as KuadrantDNSRecord[], this.zones, warn);
+      const gateways = (this.items.gateways as Gateway[]).flatMap((g) => gatewayView(g, warn) ?? []);
+      const routes = routeAttachments(this.items.httproutes as HTTPRoute[], warn);
+      const built = dnsPolicyEndpoints({ policies: this.items.dnspolicies as DNSPolicy[], gateways, routes, zones: this.zones, kuadrantHosts: kuadrant.rootHosts }, warn);
+      this.warnings.flush();
+      this.cached = { gatewayOwners: [...kuadrant.owners, ...built] };
+    }
+    return this.cached;
+  }
+}

@@ -1,0 +1,110 @@
+import { ipFamily } from '../grammar/ip.js';
+import type { GatewayEndpoint, GatewayRecordType, OwnedEndpoints } from '../model.js';
+import { validateDnsName, validateGeoCode, validateIntInRange, validateWeight } from '../grammar/validate.js';
+import { LIMITS } from '../model.js';
+import { TTL } from './gateway-endpoints.js';
+import { describeObject, distinctCapped, elementsOf, endpointFromApi, identityOf, validated, warnIgnored, type ApiObjectMeta, type Located, type Warn } from './untrusted.js';
+
+/** The label Kuadrant's dns-operator puts on each DNSRecord it hands to a CoreDNS provider. */
+export const ZONE_LABEL = 'kuadrant.io/coredns-zone-name';
+
+/** `dnsrecords.kuadrant.io` v1alpha1 as far as lbdns reads it; every field may be missing. */
+export interface KuadrantDNSRecord {
+  readonly metadata?: ApiObjectMeta & { readonly creationTimestamp?: unknown; readonly labels?: Record<string, unknown> };
+  readonly spec?: { readonly rootHost?: unknown; readonly endpoints?: unknown };
+}
+
+interface RawEndpoint {
+  readonly dnsName?: unknown;
+  readonly recordType?: unknown;
+  readonly targets?: unknown;
+  readonly recordTTL?: unknown;
+  readonly setIdentifier?: unknown;
+  readonly providerSpecific?: unknown;
+}
+
+function targetsOf(type: GatewayRecordType, raw: RawEndpoint, where: string, warn: Warn): string[] | undefined {
+  const found = elementsOf(raw.targets, `${where}.targets`, warn).flatMap(({ item, where: at }): Located<string>[] => {
+    const endpoint = endpointFromApi(item, at, warn);
+    if (endpoint === undefined) return [];
+    const fits = type === 'CNAME' ? endpoint.kind === 'hostname' : endpoint.kind === 'ip' && ipFamily(endpoint.ip) === (type === 'A' ? 4 : 6);
+    if (!fits) {
+      warnIgnored(warn, at, item, `does not fit a ${type} record`);
+      return [];
+    }
+    return [{ item: endpoint.kind === 'ip' ? endpoint.ip : endpoint.hostname, where: at }];
+  });
+  const targets = distinctCapped(found, (t) => t, `${where}.targets`, warn);
+  if (targets.length === 0 || (type === 'CNAME' && targets.length > 1)) {
+    warnIgnored(warn, `${where}.targets`, raw.targets, type === 'CNAME' ? 'is not exactly one host name' : 'holds no usable address', 'endpoint not served');
+    return undefined;
+  }
+  return targets;
+}
+
+function providerSpecificOf(raw: RawEndpoint, where: string, warn: Warn): { weight?: number; geo?: string } | undefined {
+  const out: { weight?: number; geo?: string } = {};
+  for (const { item, where: at } of elementsOf(raw.providerSpecific, `${where}.providerSpecific`, warn)) {
+    const { name, value } = (item ?? {}) as { name?: unknown; value?: unknown };
+    if (name === 'weight') {
+      const weight = validated(`${at}.value`, value, warn, () => validateWeight(`${at}.value`, value), 'endpoint not served');
+      if (weight === undefined) return undefined;
+      out.weight = weight;
+    } else if (name === 'geo-code') {
+      const geo = validated(`${at}.value`, value, warn, () => validateGeoCode(`${at}.value`, value), 'endpoint not served');
+      if (geo === undefined) return undefined;
+      out.geo = geo;
+    }
+  }
+  return out;
+}
+
+function endpointOf(item: unknown, where: string, warn: Warn): GatewayEndpoint | undefined {
+  if (typeof item !== 'object' || item === null) {
+    warnIgnored(warn, where, item, 'is not an endpoint');
+    return undefined;
+  }
+  const raw = item as RawEndpoint;
+  const dnsName = validated(`${where}.dnsName`, raw.dnsName, warn, () => validateDnsName(`${where}.dnsName`, raw.dnsName, { allowWildcard: true, minLabels: 2 }), 'endpoint not served');
+  if (dnsName === undefined) return undefined;
+  const type = raw.recordType;
+  if (type !== 'A' && type !== 'AAAA' && type !== 'CNAME') {
+    warnIgnored(warn, `${where}.recordType`, type, 'is not A, AAAA or CNAME', 'endpoint not served');
+    return undefined;
+  }
+  const ttl = raw.recordTTL === undefined || raw.recordTTL === 0 ? TTL.simple : validated(`${where}.recordTTL`, raw.recordTTL, warn, () => validateIntInRange(`${where}.recordTTL`, raw.recordTTL, LIMITS.minTtl, LIMITS.maxTtl), 'endpoint not served');
+  if (ttl === undefined) return undefined;
+  const setIdentifier = raw.setIdentifier ?? '';
+  if (typeof setIdentifier !== 'string' || !/^[A-Za-z0-9*._-]{0,253}$/.test(setIdentifier)) {
+    warnIgnored(warn, `${where}.setIdentifier`, setIdentifier, 'is not a set identifier', 'endpoint not served');
+    return undefined;
+  }
+  const targets = targetsOf(type, raw, where, warn);
+  const specific = providerSpecificOf(raw, where, warn);
+  if (targets === undefined || specific === undefined) return undefined;
+  return { dnsName, recordType: type, targets, ttl, setIdentifier, ...specific };
+}
+
+/**
+ * Every labelled Kuadrant DNSRecord whose label names one of `zones`, as one owner: its
+ * valid endpoints (bad ones skipped with a warning). `rootHosts` collects `NAMESPACE/ROOTHOST`
+ * so lbdns does not build again what Kuadrant already built for a DNSPolicy.
+ */
+export function kuadrantRecordEndpoints(records: readonly KuadrantDNSRecord[], zones: readonly string[], warn: Warn): { owners: OwnedEndpoints[]; rootHosts: Set<string> } {
+  const owners: OwnedEndpoints[] = [];
+  const rootHosts = new Set<string>();
+  for (const record of records) {
+    if (typeof record !== 'object' || record === null || record.metadata?.deletionTimestamp) continue;
+    const object = describeObject('dnsrecord.kuadrant.io', record.metadata);
+    const zone = record.metadata?.labels?.[ZONE_LABEL];
+    if (typeof zone !== 'string' || !zones.includes(zone)) continue;
+    const id = identityOf(record.metadata, object, warn, 'record not served');
+    if (id === undefined) continue;
+    const root = record.spec?.rootHost;
+    if (typeof root === 'string') rootHosts.add(`${id.namespace}/${root.toLowerCase().replace(/\.$/, '')}`);
+    const endpoints = elementsOf(record.spec?.endpoints, `${object} spec.endpoints`, warn).flatMap(({ item, where }) => endpointOf(item, where, warn) ?? []);
+    if (endpoints.length === 0) continue;
+    owners.push({ source: `dnsrecord.kuadrant.io/${id.namespace}/${id.name}`, namespace: id.namespace, created: id.created, zone, endpoints });
+  }
+  return { owners, rootHosts };
+}
