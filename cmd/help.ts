@@ -29,6 +29,7 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--ingress-service': 'NS/NAME',
   '--lb-config': 'NS/NAME',
   '--wait-timeout': 'DURATION',
+  '--api-port': 'PORT',
   '--if-unreachable': 'keep|fail',
   '--gateway-zone': 'ZONE',
   '--geo-code': 'CODE',

@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import type { ExitCode } from '../lib/errors.js';
+import { ValidationError, type ExitCode } from '../lib/errors.js';
 import type { RawConfig } from '../lib/inputs/config.js';
 import type { CommandInputs } from '../lib/commands/io.js';
 import { parseNodeFlags } from '../lib/inputs/config.js';
@@ -101,6 +101,12 @@ export abstract class InputCommand extends LbdnsCommand {
   }
 }
 
+function parseApiPort(value: string): number {
+  const port = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
+  if (!(port >= 1 && port <= 65535)) throw new ValidationError('--api-port', value, 'is not a port from 1 to 65535');
+  return port;
+}
+
 /** Commands that can read the cluster: kubeconfig and where the sources live. */
 export abstract class ClusterCommand extends InputCommand {
   kubeconfigArg = Option.String({ required: false, name: 'kubeconfig' });
@@ -109,6 +115,7 @@ export abstract class ClusterCommand extends InputCommand {
   ingressService = Option.String('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'The router Service whose LB status gives the ingress IPs (default openshift-ingress/router-default)' });
   lbConfig = Option.String('--lb-config', { description: 'The LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
   waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m)' });
+  apiPort = Option.String('--api-port', { description: 'On-prem: the port where a move of api-int is checked for a kube-apiserver (default 6443)' });
   ignoreDnsType = Option.Boolean('--ignore-dns-type', false, { description: "Serve names even where the Infrastructure's cloudLoadBalancerConfig.dnsType says PlatformDefault (the cloud's DNS)" });
   gatewayZone = Option.Array('--gateway-zone', { description: 'Serve Gateway DNS (Kuadrant DNSRecords, DNSPolicies of Gateways) for names in this zone (repeatable)' });
   geoCode = Option.String('--geo-code', { description: "This cluster's geo for load-balanced Gateway names: GEO-<continent> or a country code (default: the default geo)" });
@@ -130,6 +137,7 @@ export abstract class ClusterCommand extends InputCommand {
       lbConfig: this.lbConfig,
       waitTimeoutMs: parseDurationMs('--wait-timeout', this.waitTimeout, 1000, 86_400_000),
       ignoreDnsType: this.ignoreDnsType,
+      apiPort: this.apiPort === undefined ? undefined : parseApiPort(this.apiPort),
     };
   }
 

@@ -11,6 +11,8 @@ import type { Metrics } from '../runtime/metrics.js';
 import { EVENT_REASONS, NO_EVENTS, type EventSink } from '../runtime/events.js';
 import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type LbName, type Role } from '../model.js';
 import { Monitor, type DesiredState, type MonitorOptions } from '../runtime/monitor.js';
+import { ApiIntGate } from '../runtime/api-int-gate.js';
+import { ApiProbeError, clusterCa, probeApiServer } from '../sinks/api-int-probe.js';
 import { ResolutionCache } from '../resolve/resolution-cache.js';
 import { HostResolver } from '../resolve/host-resolver.js';
 import { defaultLbConfigRef } from '../sources/lb-config.js';
@@ -30,6 +32,8 @@ export interface ClusterFlags {
   readonly waitTimeoutMs: number;
   /** Serve names even on a cluster whose Infrastructure says its DNS is the cloud's (PlatformDefault). */
   readonly ignoreDnsType?: boolean;
+  /** The port the API servers listen on, where a move of api-int is checked (default 6443). */
+  readonly apiPort?: number;
 }
 
 export const DEFAULT_INGRESS_SERVICE = 'openshift-ingress/router-default';
@@ -51,6 +55,7 @@ export interface ClusterContext {
   readonly lbConfig: ObjectRef | undefined;
   /** What the cluster's DNS switch says, in words, for `display`; undefined off AWS, GCP and Azure. */
   readonly dnsType: string | undefined;
+  readonly apiPort: number;
 }
 
 export interface PrepareOptions {
@@ -119,7 +124,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   }
   if (identity.onPrem !== undefined) log.info('on-prem platform: api, api-int and *.apps come from the Infrastructure VIPs', { platform: identity.onPrem });
   else if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: platformType ?? 'unknown' });
-  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig, dnsType };
+  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig, dnsType, apiPort: flags.apiPort ?? DEFAULT_API_PORT };
 }
 
 export interface PipelineOptions {
@@ -148,6 +153,24 @@ function nameRefusal(fields: Readonly<Record<string, unknown>>): string | undefi
   if (reason.includes('outside')) return 'outside_domain';
   if (reason.includes('API names')) return 'api_name';
   return 'invalid';
+}
+
+/** The kube-apiserver's own port: where a move of api-int is checked. */
+export const DEFAULT_API_PORT = 6443;
+
+async function apiIntGate(ctx: ClusterContext, log: Logger, schedule: () => void, metrics: Metrics | undefined): Promise<ApiIntGate> {
+  const ca = await clusterCa(ctx.kc);
+  const serverName = `api-int.${ctx.spec.domain}`;
+  const port = ctx.apiPort;
+  return new ApiIntGate({
+    probe: (ip) =>
+      ca === undefined
+        ? Promise.reject(new ApiProbeError('tls', `the kubeconfig names no cluster CA to verify ${serverName} with, so no move of api-int can be checked`))
+        : probeApiServer({ ip, port, serverName, ca, timeoutMs: 3000 }),
+    log,
+    onSwitch: schedule,
+    onFailure: (reason) => metrics?.apiIntMoveFailures.inc({ reason }),
+  });
 }
 
 /** Sources → resolutions → monitor, wired; the caller decides the sink and when to stop. */
@@ -212,7 +235,8 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     });
   };
   const onRefused = metrics ? (r: Refusal) => metrics.namesRefused.inc({ source: sourceKind(r.source), reason: r.reason }) : undefined;
-  monitor = new Monitor({ local: ctx.spec, localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
+  const apiInt = ctx.identity.onPrem !== undefined && ctx.identity.switches ? await apiIntGate(ctx, log, schedule, metrics) : undefined;
+  monitor = new Monitor({ local: ctx.spec, ...(apiInt ? { apiInt } : {}), localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;
 }

@@ -8,7 +8,7 @@ import { createMetrics } from '../runtime/metrics.js';
 import { podEventSink } from '../runtime/events.js';
 import { DEFAULTS, type RecordSet } from '../model.js';
 import type { RawConfig } from '../inputs/config.js';
-import type { DesiredState } from '../runtime/monitor.js';
+import type { DesiredState, Monitor } from '../runtime/monitor.js';
 import { recordChanges } from '../resolve/record-changes.js';
 import { whyNotServed } from '../resolve/record-set.js';
 import { sourceKind } from '../resolve/source-kind.js';
@@ -51,10 +51,11 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   // Ready means a complete Corefile is on disk, not merely that a state was computed.
   let onDisk = false;
   let waitingSince: string | undefined = new Date().toISOString();
+  let started: Monitor | undefined;
   const detail = () =>
     waitingSince !== undefined
       ? [`waiting for the API server since ${waitingSince}; the Corefile on disk, if any, is served as it is`]
-      : withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`);
+      : [...withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`), ...[started?.apiIntStatus()].filter((line): line is string => line !== undefined)];
   // Up before the cluster is read: on a cold cluster the probes see a live, not yet ready monitor.
   const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet', detail);
   opts.onListening?.(health.address);
@@ -132,6 +133,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   };
 
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink });
+  started = monitor;
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
 
   const resolvConf = ctx.raw.upstreams === undefined ? (ctx.raw.resolvConf ?? DEFAULT_RESOLV_CONF) : undefined;

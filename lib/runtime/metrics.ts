@@ -15,6 +15,8 @@ export interface Metrics {
   readonly sourceDataIgnored: Counter<'source'>;
   /** An LB's published addresses (Infrastructure status) differing from the served ones, counted when each difference first appears. */
   readonly lbSourcesDisagree: Counter<'lb'>;
+  /** Checks of an address asked for api-int that found no kube-apiserver there, by reason. */
+  readonly apiIntMoveFailures: Counter<'reason'>;
   /** 1 while the Corefile on disk is not the one the sources call for (render or write failing). */
   readonly corefileOutOfDate: Gauge;
   /** LB host names whose latest lookup failed, by what is served meanwhile; read at scrape time. */
@@ -47,6 +49,7 @@ export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promi
     namesServed: new prom.Gauge({ name: 'lbdns_names_served', help: 'DNS names served by source kind: lb, dnsrecord, dnspolicy, dnsrecord.kuadrant.io', labelNames: ['source'], ...opts }),
     ready: new prom.Gauge({ name: 'lbdns_ready', help: '1 once the first complete Corefile was rendered', ...opts }),
     namesRefused: new prom.Counter({ name: 'lbdns_names_refused_total', help: 'DNS names cluster objects asked for that lbdns refused to serve, counted when each refusal first appears, by object kind and reason', labelNames: ['source', 'reason'], ...opts }),
+    apiIntMoveFailures: new prom.Counter({ name: 'lbdns_api_int_move_failures_total', help: 'Checks of the address asked for api-int (HostedNetServices) that found no kube-apiserver there, by reason: unreachable, tls, timeout, http-status', labelNames: ['reason'], ...opts }),
     lbSourcesDisagree: new prom.Counter({ name: 'lbdns_lb_sources_disagree_total', help: "Times an LB's addresses in the Infrastructure status differed from the ones served from its LB config, counted when each difference first appears, by LB", labelNames: ['lb'], ...opts }),
     sourceDataIgnored: new prom.Counter({ name: 'lbdns_source_data_ignored_total', help: 'Other data from cluster objects that lbdns refused, counted when each first appears, by source', labelNames: ['source'], ...opts }),
     corefileOutOfDate: new prom.Gauge({ name: 'lbdns_corefile_out_of_date', help: '1 while the Corefile on disk is not the one the sources call for (render or write failing)', registers: purpose === 'corefile' ? [registry] : [] }),

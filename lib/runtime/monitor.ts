@@ -3,6 +3,7 @@ import type { ClusterSources } from '../sources/cluster-sources.js';
 import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from '../errors.js';
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
+import type { ApiIntGate } from './api-int-gate.js';
 import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type LbName, type RecordSet, type Resolution } from '../model.js';
 import { addressesOf, buildRecordSet, lbRecordName, type RecordSetResult } from '../resolve/record-set.js';
 import type { Refusal } from '../resolve/gateway-names.js';
@@ -49,6 +50,8 @@ export interface MonitorOptions {
    * status list over the 16-IP limit rather than the DNS name.
    */
   readonly check?: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void;
+  /** On-prem: the address asked for api-int is served only once verified (see ApiIntGate). */
+  readonly apiInt?: ApiIntGate;
   /** Told of each new disagreement between an LB's published addresses and the served ones, once. */
   readonly onDisagreement?: (d: LbDisagreement) => void;
   /** A Gateway name refused, once per appearance (it is logged here). */
@@ -181,8 +184,14 @@ export class Monitor {
     return out.length > 0 ? out : ['nothing'];
   }
 
+  /** What api-int serves on-prem and, while a move waits for its check, why; undefined elsewhere. */
+  apiIntStatus(): string | undefined {
+    return this.opts.apiInt?.describe();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    this.opts.apiInt?.stop();
     clearTimeout(this.timer);
     for (const waiter of [...this.waiters]) waiter.cancel();
     this.opts.resolutions.stop();
@@ -261,7 +270,9 @@ export class Monitor {
     if (!this.synced()) return;
     const { localSays, sources, resolutions } = this.opts;
     const data = sources?.data();
-    const spec = data ? applyClusterData(this.local, data, localSays) : this.local;
+    const merged = data ? applyClusterData(this.local, data, localSays) : this.local;
+    // A flag for api-int wins over the cluster, a move asked in the cluster over the VIP once verified.
+    const spec = this.opts.apiInt && data && !localSays.lbs.has('api-int') ? { ...merged, lbs: { ...merged.lbs, 'api-int': this.opts.apiInt.select(data.apiIntAddress, merged.lbs['api-int']) } } : merged;
     resolutions.setHostnames(hostnamesOf(spec));
     // A new hostname gets its first answer before the state is built, so replacing one LB
     // hostname by another never serves the name empty in between.

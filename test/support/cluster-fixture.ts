@@ -135,6 +135,8 @@ export interface StartMonitorOptions {
   readonly flags?: RawConfig;
   /** `--dnsmasq-out`. */
   readonly dnsmasqOut?: string;
+  /** `--api-port`. */
+  readonly apiPort?: number;
 }
 
 /** Runs `watch-lb-status` in-process against the fixture, as the monitor container would. */
@@ -148,7 +150,7 @@ export async function startMonitor(cluster: ClusterFixture, opts: StartMonitorOp
   });
   const exited = watchLbStatusCommand({
     flags: { out: cluster.out, upstreams: [UPSTREAM], ...opts.flags },
-    cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: 5000 },
+    cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: 5000, ...(opts.apiPort === undefined ? {} : { apiPort: opts.apiPort }) },
     metricsAddr: '127.0.0.1:0',
     dnsmasqOut: opts.dnsmasqOut,
     io: { stdout: stdout.stream, stderr: stderr.stream },

@@ -1,0 +1,97 @@
+import { Backoff } from '../kube/backoff.js';
+import type { Endpoint } from '../model.js';
+import type { ApiProbeError } from '../sinks/api-int-probe.js';
+import type { Logger } from './log.js';
+
+export interface ApiIntGateOptions {
+  /** Resolves once a kube-apiserver for api-int answers at the address; rejects with an ApiProbeError. */
+  readonly probe: (ip: string) => Promise<void>;
+  readonly log: Logger;
+  /** api-int moved: the state must be recomputed. */
+  readonly onSwitch: () => void;
+  /** A probe failed, with its reason (`unreachable`, `tls`, `timeout`, `http-status`). */
+  readonly onFailure?: (reason: string) => void;
+  /** Retry delays of a failing probe. */
+  readonly retry?: { readonly minMs: number; readonly maxMs: number };
+}
+
+/** The VIPs of the Infrastructure: where api-int is served when no other address is asked for. */
+const VIP = 'the API VIP';
+
+/**
+ * The on-prem design's verified api-int migration. The address an admin asks for
+ * (HostedNetServices `spec.dns.apiintIpAddress`) is served only once a kube-apiserver is proven
+ * to answer there (TLS with the cluster CA for `api-int.<domain>`, then /readyz); until then the
+ * address served before stays, the reason is logged and counted, and the probe is retried with
+ * backoff. Going back to the VIP is verified the same way. A monitor starts from the VIP.
+ */
+export class ApiIntGate {
+  /** What api-int serves: an address that passed the probe, or VIP. */
+  private current: string = VIP;
+  private wanted: string = VIP;
+  private verifying: string | undefined;
+  private lastFailure: { readonly address: string; readonly message: string } | undefined;
+  private stopped = false;
+  private readonly backoff: Backoff;
+  private vipTarget: string | undefined;
+
+  constructor(private readonly opts: ApiIntGateOptions) {
+    this.backoff = new Backoff(() => this.verify(), { ...(opts.retry ?? { minMs: 1000, maxMs: 60_000 }), jitter: 0.2 });
+  }
+
+  /** The api-int endpoints to serve, given the address asked for (undefined: the VIP) and the VIPs. */
+  select(asked: string | undefined, vips: readonly Endpoint[]): readonly Endpoint[] {
+    this.vipTarget = vips.flatMap((e) => (e.kind === 'ip' ? [e.ip] : []))[0];
+    this.wanted = asked ?? VIP;
+    if (this.wanted === this.current) {
+      this.backoff.cancel();
+      this.verifying = undefined;
+      this.lastFailure = undefined;
+    } else if (this.verifying !== this.wanted) {
+      this.backoff.cancel();
+      this.verify();
+    }
+    return this.current === VIP ? vips : [{ kind: 'ip', ip: this.current }];
+  }
+
+  /** For /readyz and display: what api-int serves and, while a move waits, why. */
+  describe(): string {
+    const served = this.current === VIP ? VIP : this.current;
+    if (this.wanted === this.current) return `api-int: ${served}${this.current === VIP ? '' : ' (verified)'}`;
+    const why = this.lastFailure ? `: ${this.lastFailure.message}` : ': verifying';
+    return `api-int: ${served}, not yet ${this.wanted === VIP ? VIP : this.wanted}${why}`;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.backoff.cancel();
+  }
+
+  private verify(): void {
+    if (this.stopped || this.wanted === this.current) return;
+    const key = this.wanted;
+    const address = key === VIP ? this.vipTarget : key;
+    if (address === undefined) return;
+    this.verifying = key;
+    this.opts.probe(address).then(
+      () => {
+        if (this.stopped || this.wanted !== key) return;
+        const from = this.current;
+        this.current = key;
+        this.verifying = undefined;
+        this.lastFailure = undefined;
+        this.backoff.succeeded();
+        this.opts.log.info('api-int moved: a kube-apiserver answers there', { from, to: key === VIP ? `${VIP} (${address})` : key });
+        this.opts.onSwitch();
+      },
+      (err: ApiProbeError) => {
+        if (this.stopped || this.wanted !== key) return;
+        this.lastFailure = { address, message: err.message };
+        this.opts.onFailure?.(err.reason ?? 'unreachable');
+        // Still `verifying`: the backoff's retry probes again, and select() must not probe sooner.
+        const retryInMs = this.backoff.failed();
+        this.opts.log.warn('api-int not moved: no kube-apiserver proven at the address; serving the previous one', { asked: address, serving: this.current, reason: err.reason, error: err.message, retryInMs });
+      },
+    );
+  }
+}

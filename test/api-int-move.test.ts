@@ -1,0 +1,148 @@
+/**
+ * The on-prem api-int migration, verified first: an address asked for api-int is served only
+ * once a kube-apiserver is proven to answer there — TLS with the cluster CA for
+ * api-int.<domain>, then /readyz — and going back to the VIP is checked the same way.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { ApiIntGate } from '../lib/runtime/api-int-gate.js';
+import { createLogger } from '../lib/runtime/log.js';
+import { probeApiServer, type ApiProbeError } from '../lib/sinks/api-int-probe.js';
+import type { Endpoint } from '../lib/model.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import { dump as toYaml, load as parseYaml } from 'js-yaml';
+import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
+import { API_VIP, DOMAIN, HNS, hostedNetServices, withOnPrem } from './support/on-prem-fixture.js';
+import { testCa, type TestCa } from './support/tls.js';
+
+const API_INT = 'api-int.c1.example.com';
+const VIPS: readonly Endpoint[] = [{ kind: 'ip', ip: '127.0.0.3' }];
+const quiet = createLogger({ write: () => true });
+
+let ca: TestCa;
+let otherCa: TestCa;
+const servers: Server[] = [];
+
+test.before(async () => {
+  [ca, otherCa] = await Promise.all([testCa(), testCa()]);
+});
+
+test.after(async () => {
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  await Promise.all([ca.close(), otherCa.close()]);
+});
+
+/** An HTTPS server on 127.0.0.1 answering /readyz with `status`, with a certificate for `name` from `issuer`. */
+async function apiServer(status: number, name = API_INT, issuer: TestCa = ca): Promise<number> {
+  const { key, cert } = await issuer.issue(name);
+  const server = createServer({ key, cert }, (req, res) => {
+    res.writeHead(req.url === '/readyz' ? status : 404).end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  return (server.address() as AddressInfo).port;
+}
+
+const probe = (port: number, ip = '127.0.0.1') => probeApiServer({ ip, port, serverName: API_INT, ca: ca.cert, timeoutMs: 2000 });
+const reasonOf = (p: Promise<void>) => p.then(() => 'passed', (e: ApiProbeError) => e.reason);
+
+test('a kube-apiserver with a certificate for api-int from the cluster CA, answering /readyz 200, passes', async () => {
+  assert.is(await reasonOf(probe(await apiServer(200))), 'passed');
+});
+
+test('an API server that asks for credentials (401) passes: it is there', async () => {
+  assert.is(await reasonOf(probe(await apiServer(401))), 'passed');
+});
+
+test('a certificate for another name fails the check as tls', async () => {
+  assert.is(await reasonOf(probe(await apiServer(200, 'api.c1.example.com'))), 'tls');
+});
+
+test('a certificate from another CA fails the check as tls', async () => {
+  assert.is(await reasonOf(probe(await apiServer(200, API_INT, otherCa))), 'tls');
+});
+
+test('nothing listening fails the check as unreachable', async () => {
+  const port = await apiServer(200);
+  assert.is(await reasonOf(probe(port, '127.0.0.2')), 'unreachable');
+});
+
+test('a server answering 500 is no API server: http-status', async () => {
+  assert.is(await reasonOf(probe(await apiServer(500))), 'http-status');
+});
+
+function gate(port: number) {
+  const failures: string[] = [];
+  let switches = 0;
+  const g = new ApiIntGate({ probe: (ip) => probe(port, ip), log: quiet, onSwitch: () => switches++, onFailure: (r) => failures.push(r), retry: { minMs: 50, maxMs: 100 } });
+  return { gate: g, failures, switches: () => switches };
+}
+
+test('an address asked for api-int is served only once a kube-apiserver answers there', async () => {
+  const { gate: g, switches } = gate(await apiServer(200));
+  try {
+    assert.equal(g.select('127.0.0.1', VIPS), VIPS, 'the VIP until the check passed');
+    await until('the move', () => switches() === 1);
+    assert.equal(g.select('127.0.0.1', VIPS), [{ kind: 'ip', ip: '127.0.0.1' }]);
+    assert.is(g.describe(), 'api-int: 127.0.0.1 (verified)');
+  } finally {
+    g.stop();
+  }
+});
+
+test('an address where no kube-apiserver answers is not served: the reason is said, counted and the check retried', async () => {
+  const { gate: g, failures, switches } = gate(await apiServer(200));
+  try {
+    assert.equal(g.select('127.0.0.2', VIPS), VIPS);
+    await until('two failed checks', () => failures.length >= 2);
+    assert.equal(g.select('127.0.0.2', VIPS), VIPS);
+    assert.is(switches(), 0);
+    assert.ok(failures.every((r) => r === 'unreachable'));
+    assert.match(g.describe(), /^api-int: the API VIP, not yet 127\.0\.0\.2: 127\.0\.0\.2:\d+: ECONNREFUSED/);
+  } finally {
+    g.stop();
+  }
+});
+
+test('going back to the VIP is verified the same way', async () => {
+  const { gate: g, switches } = gate(await apiServer(200));
+  try {
+    g.select('127.0.0.1', VIPS);
+    await until('the move', () => switches() === 1);
+    // The VIP (127.0.0.3) has no API server behind it: api-int stays where it is.
+    assert.equal(g.select(undefined, VIPS), [{ kind: 'ip', ip: '127.0.0.1' }]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(g.select(undefined, VIPS), [{ kind: 'ip', ip: '127.0.0.1' }]);
+    assert.match(g.describe(), /not yet the API VIP/);
+  } finally {
+    g.stop();
+  }
+});
+
+test('on-prem, the monitor moves api-int to the address HostedNetServices asks for once an API server answers there, and not to one where none does', async () => {
+  const port = await apiServer(200, `api-int.${DOMAIN}`);
+  await withOnPrem({ switches: true }, async (c) => {
+    // The kubeconfig names the cluster CA the move is checked with.
+    const kubeconfig = parseYaml(await readFile(c.kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
+    for (const entry of kubeconfig.clusters) entry.cluster['certificate-authority-data'] = Buffer.from(ca.cert).toString('base64');
+    await writeFile(c.kubeconfig, toYaml(kubeconfig));
+    c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.1' }));
+    const monitor = await startMonitor(c, { apiPort: port });
+    try {
+      const apiInt = async () => (await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`)?.join();
+      await until('api-int moved', async () => (await apiInt()) === 'A 127.0.0.1', 8000);
+      c.server.mergePatch(HNS, { spec: { dns: { apiintIpAddress: '127.0.0.2' } } });
+      await until('the failed check logged', () => monitor.logs().some((l) => l.msg === 'api-int not moved: no kube-apiserver proven at the address; serving the previous one' && l.asked === '127.0.0.2'), 8000);
+      assert.is(await apiInt(), 'A 127.0.0.1');
+      const ready = await (await fetch(`http://${monitor.health}/readyz`)).text();
+      assert.match(ready, /api-int: 127\.0\.0\.1, not yet 127\.0\.0\.2: 127\.0\.0\.2:\d+: ECONNREFUSED/);
+      assert.ok(!(await apiInt())?.includes(API_VIP));
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
+test.run();
