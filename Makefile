@@ -3,7 +3,7 @@ NODE_MODULES := node_modules/.package-lock.json
 BUNDLE := dist/lbdns.mjs
 SOURCES := $(shell find cmd lib templates -type f) $(wildcard scripts/*.mjs) package.json
 
-.PHONY: all install build bundle example test test-deps lint bench clean
+.PHONY: all install build bundle example test test-deps lint bench clean manifests
 
 all: build
 
@@ -35,6 +35,10 @@ test: lint $(BUNDLE) test-deps
 lint: $(NODE_MODULES)
 	npx tsc -p tsconfig.json
 	node scripts/check-imports.mjs
+
+# The manifests derived from others (scripts/manifests.ts says which); a test fails when they drift.
+manifests: $(NODE_MODULES)
+	node --import tsx scripts/manifests.ts
 
 bench: $(BUNDLE)
 	node --import tsx bench/run.ts

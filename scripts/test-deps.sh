@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian tools some tests use, only when they are missing (promtool: the
-# prometheus package, for the alert rules and /metrics checks; dnsmasq, for the drop-in lbdns
-# renders for the node's dnsmasq; openssl, for the certificates of the TLS tests).
+# prometheus package, for the alert rules and /metrics checks; shellcheck, for the node's
+# NetworkManager script; dnsmasq, for the drop-in lbdns renders for the node's dnsmasq;
+# openssl, for the certificates of the TLS tests).
 set -euo pipefail
 need=()
 command -v named-checkzone >/dev/null 2>&1 || need+=(bind9-utils)
 command -v nsupdate >/dev/null 2>&1 || need+=(bind9-dnsutils)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq-base)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 [ ${#need[@]} -eq 0 ] && exit 0

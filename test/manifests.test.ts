@@ -84,10 +84,11 @@ function throwsWith(fn: () => unknown, type: new (...args: never[]) => Error, pa
 
 const controlPlane = only(pods.filter((w) => w.manifest.file === 'static-pod-control-plane.yaml'), 'control-plane static pod');
 const bootstrap = only(pods.filter((w) => w.manifest.file === 'static-pod-bootstrap.yaml'), 'bootstrap static pod');
+const worker = only(pods.filter((w) => w.manifest.file === 'static-pod-worker.yaml'), 'worker static pod');
 const staticPods = pods.filter((w) => w.manifest.object.kind === 'Pod');
 
-test('the manifests hold the two static pods, their RBAC and the update-infra-status Deployment', () => {
-  assert.equal(staticPods.map((w) => w.label), [bootstrap.label, controlPlane.label]);
+test('the manifests hold the three static pods, their RBAC and the update-infra-status Deployment', () => {
+  assert.equal(staticPods.map((w) => w.label), [bootstrap.label, controlPlane.label, worker.label]);
   assert.ok(manifests.some((m) => m.file === 'rbac.yaml' && m.object.kind === 'ClusterRoleBinding'));
   assert.ok(pods.some((w) => w.manifest.object.kind === 'Deployment' && lbdnsIn(w).some((c) => c.parsed instanceof UpdateInfraStatusCommand)));
 });
@@ -180,6 +181,12 @@ test('the bootstrap pod renders as bootstrap (api-int only) and runs no monitor'
   assert.equal(bootstrap.spec.containers.map((c) => isCoreDns(c)), [true]);
 });
 
+test('the worker pod is the control-plane pod with --role=worker', () => {
+  assert.equal(lbdnsIn(worker).map((c) => c.parsed.role), ['worker', 'worker']);
+  const asControlPlane = JSON.parse(JSON.stringify(worker.spec).replaceAll('--role=worker', '--role=control-plane')) as unknown;
+  assert.equal(asControlPlane, JSON.parse(JSON.stringify(controlPlane.spec)));
+});
+
 test('static pods use the host network, are node-critical and tolerate every taint', () => {
   for (const pod of staticPods) {
     assert.is(pod.spec.hostNetwork, true, pod.label);
@@ -232,7 +239,7 @@ test('CoreDNS is probed on the health and ready ports the rendered Corefile open
 
 test('long-running lbdns containers are probed on the --metrics-addr they listen on', () => {
   const watchers = lbdns.map((ref) => ({ ref, parsed: parseArgs(argsOf(ref)) })).filter(({ parsed }) => runsUntilStopped(parsed));
-  assert.is(watchers.length, 2);
+  assert.is(watchers.length, 3);
   for (const { ref, parsed } of watchers) {
     const { host, port } = parseListenAddress(parsed.metricsAddr ?? '');
     const loopback = host.startsWith('127.') || host === '::1';

@@ -1,0 +1,102 @@
+/**
+ * Delivered the OpenShift way: the Machine Config Operator places lbdns's files on every
+ * master and worker, so a replaced or added node gets them too. The MachineConfigs are
+ * generated from manifests/ (one source of truth), pass the real MachineConfig CRD's
+ * validation, and carry exactly the files they are made from.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { load as parseYaml } from 'js-yaml';
+import { generatedManifests, MACHINE_ROLES, MANIFEST_DIR, nodeFiles, STATIC_POD_PATH, type MachineRole } from '../scripts/manifests.js';
+import { loadCrd } from './support/crd-validate.js';
+import { CRD_DIR, crdValidator } from './support/crd-validators.js';
+import { resourceType, startKubeApiServer, type KubeObject } from './support/kube-api-server.js';
+
+const run = promisify(execFile);
+const ROLES = Object.keys(MACHINE_ROLES) as MachineRole[];
+const MACHINE_CONFIG_CRD = `${CRD_DIR}0000_80_machine-config_01_machineconfigs.crd.yaml`;
+const DISPATCHER = join(MANIFEST_DIR, 'node/etc/NetworkManager/dispatcher.d/30-lbdns-resolv-prepender');
+
+interface MachineConfig extends KubeObject {
+  readonly spec: { readonly config: { readonly ignition: { readonly version: string }; readonly storage: { readonly files: readonly { path: string; mode: number; overwrite: boolean; contents: { source: string } }[] } } };
+}
+
+const machineConfig = async (role: MachineRole): Promise<MachineConfig> => parseYaml(await readFile(join(MANIFEST_DIR, `machineconfigs/99-${role}-lbdns.yaml`), 'utf8')) as MachineConfig;
+
+test('every derived manifest is what `make manifests` generates from its sources', async () => {
+  for (const [file, text] of generatedManifests()) {
+    assert.is(await readFile(join(MANIFEST_DIR, file), 'utf8'), text, `manifests/${file} drifted from its sources: run "make manifests"`);
+  }
+});
+
+test('the API server accepts each MachineConfig under the real MachineConfig CRD', async () => {
+  const crd = loadCrd(MACHINE_CONFIG_CRD);
+  const version = Object.keys(crd.versions)[0] ?? 'v1';
+  const server = await startKubeApiServer({
+    extraResources: [resourceType(`${crd.group}/${version}`, crd.plural, crd.kind, { namespaced: crd.scope === 'Namespaced' })],
+    validators: { [`${crd.group}/${crd.plural}`]: crdValidator(crd) },
+  });
+  try {
+    for (const role of ROLES) {
+      const stored = server.create<MachineConfig>(await machineConfig(role));
+      assert.is(stored.metadata?.labels?.['machineconfiguration.openshift.io/role'], role);
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+test("each MachineConfig's Ignition files decode to the role's static pod and the node files, with their modes", async () => {
+  for (const role of ROLES) {
+    const mc = await machineConfig(role);
+    assert.match(mc.spec.config.ignition.version, /^3\./);
+    const decoded = mc.spec.config.storage.files.map((f) => {
+      const m = /^data:text\/plain;charset=utf-8;base64,(.*)$/.exec(f.contents.source);
+      assert.ok(m, `${f.path}: an inline base64 data URL`);
+      return { path: f.path, mode: f.mode, contents: Buffer.from(m![1] ?? '', 'base64').toString('utf8') };
+    });
+    const expected = nodeFiles(role).map(({ path, mode, contents }) => ({ path, mode, contents }));
+    assert.equal(decoded, expected);
+    const pod = decoded.find((f) => f.path === STATIC_POD_PATH);
+    assert.is(pod?.contents, await readFile(join(MANIFEST_DIR, MACHINE_ROLES[role]), 'utf8'));
+    assert.is(decoded.find((f) => f.path.endsWith('30-lbdns-resolv-prepender'))?.mode, 0o755);
+  }
+});
+
+test('shellcheck finds nothing in the NetworkManager dispatcher script', async () => {
+  await run('shellcheck', [DISPATCHER]).catch((err: NodeJS.ErrnoException & { stdout?: string }) => {
+    if (err.code === 'ENOENT') throw new Error('shellcheck is not installed: run "make test-deps" (as root; installs shellcheck), which "make test" does');
+    throw new Error(`shellcheck:\n${err.stdout ?? ''}`);
+  });
+});
+
+async function dispatch(nmResolvConf: string, nodeIp: string, action = 'up'): Promise<{ resolvConf: string | undefined; stderr: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-dispatcher-'));
+  try {
+    await writeFile(join(dir, 'nm-resolv.conf'), nmResolvConf);
+    await writeFile(join(dir, 'primary-ip'), `${nodeIp}\n`);
+    const env = { ...process.env, LBDNS_NM_RESOLV_CONF: join(dir, 'nm-resolv.conf'), LBDNS_RESOLV_CONF: join(dir, 'resolv.conf'), LBDNS_PRIMARY_IP_FILE: join(dir, 'primary-ip') };
+    const { stderr } = await run('bash', [DISPATCHER, 'ens3', action], { env });
+    return { resolvConf: await readFile(join(dir, 'resolv.conf'), 'utf8').catch(() => undefined), stderr };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+test("the dispatcher script puts the node's own CoreDNS first, then at most two upstreams, keeping search and options", async () => {
+  const { resolvConf } = await dispatch('search c1.example.com\nnameserver 10.0.0.2\nnameserver 10.0.0.3\nnameserver 10.0.0.4\noptions ndots:2\n', '10.0.0.5');
+  assert.ok(resolvConf !== undefined);
+  assert.equal(resolvConf.split('\n').filter((l) => l !== '' && !l.startsWith('#')), ['search c1.example.com', 'options ndots:2', 'nameserver 10.0.0.5', 'nameserver 10.0.0.2', 'nameserver 10.0.0.3']);
+});
+
+test('the dispatcher script leaves resolv.conf alone without a usable node IP, and for events it does not handle', async () => {
+  assert.is((await dispatch('nameserver 10.0.0.2\n', 'not-an-ip')).resolvConf, undefined);
+  assert.is((await dispatch('nameserver 10.0.0.2\n', '10.0.0.5', 'hostname')).resolvConf, undefined);
+});
+
+test.run();
