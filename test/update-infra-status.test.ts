@@ -40,6 +40,8 @@ interface Seed {
   readonly ingress?: readonly unknown[];
   readonly rules?: readonly PolicyRule[];
   readonly user?: string;
+  /** Which Infrastructure CRD the API server validates with; default release-4.19. */
+  readonly infrastructureCrd?: 'release-4.19' | 'main';
 }
 
 interface Cluster {
@@ -56,7 +58,7 @@ interface Cluster {
  */
 async function startCluster(seed: Seed = {}): Promise<Cluster> {
   const server = await startKubeApiServer({
-    validators: crdValidators(),
+    validators: crdValidators({ infrastructure: seed.infrastructureCrd ?? 'release-4.19' }),
     ...(seed.rules ? { rules: seed.rules } : {}),
     ...(seed.user ? { user: seed.user } : {}),
   });
@@ -377,7 +379,21 @@ test('a platform lbdns does not publish for (BareMetal) exits 2 at once', async 
   }
 });
 
-test('Azure, whose CRD has no cloudLoadBalancerConfig, exits 2 saying the field was dropped', async () => {
+test('Azure, with the newest Infrastructure CRD (openshift/api main), publishes its LB IPs as AWS and GCP do', async () => {
+  const cluster = await startCluster({ platformStatus: { type: 'Azure' }, infrastructureCrd: 'main' });
+  try {
+    const result = await publish(cluster);
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(lbConfigOf(cluster.server, 'azure'), {
+      dnsType: 'ClusterHosted',
+      clusterHosted: { apiIntLoadBalancerIPs: [API_INT_IP], apiLoadBalancerIPs: [API_IP], ingressLoadBalancerIPs: [INGRESS_IP] },
+    });
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('Azure, whose release-4.19 CRD has no cloudLoadBalancerConfig, exits 2 saying the field was dropped', async () => {
   const cluster = await startCluster({ platformStatus: { type: 'Azure' } });
   try {
     const result = await publish(cluster);
