@@ -37,6 +37,7 @@ export const ROLE_TRAITS: Readonly<Record<Role, RoleTraits>> = {
 };
 
 export type Platform = 'AWS' | 'GCP' | 'Azure';
+export const PLATFORMS: readonly Platform[] = ['AWS', 'GCP', 'Azure'];
 
 /** Platforms whose VIPs (apiServerInternalIPs, ingressIPs) the Infrastructure status names. */
 export type OnPremPlatform = 'BareMetal' | 'VSphere' | 'OpenStack' | 'oVirt' | 'Nutanix';

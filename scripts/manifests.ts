@@ -4,6 +4,8 @@
  * this generates.
  *
  * - static-pod-worker.yaml: the control-plane pod with --role=worker.
+ * - platform/<platform>.yaml: the RBAC that names the platform's LB config namespace, from
+ *   the same defaultLbConfigRef() lbdns reads it with.
  * - machineconfigs/99-<role>-lbdns.yaml: for the Machine Config Operator, every file a node
  *   of the role needs: its static pod, and the node/ tree (paths under manifests/node/ are
  *   the paths on the node; an executable source is placed 0755, any other 0644).
@@ -12,6 +14,8 @@ import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'n
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dump } from 'js-yaml';
+import { PLATFORMS, type Platform } from '../lib/model.js';
+import { defaultLbConfigRef } from '../lib/sources/lb-config.js';
 
 export const MANIFEST_DIR = fileURLToPath(new URL('../manifests/', import.meta.url));
 const NODE_TREE = 'node';
@@ -43,6 +47,56 @@ export function workerPod(controlPlane: string): string {
     '# identity and setting: see static-pod-control-plane.yaml.\n' +
     body.replaceAll('--role=control-plane', '--role=worker')
   );
+}
+
+/** The RBAC for the installer's LB config ConfigMap, which lives in a per-platform namespace. */
+export function platformRbac(platform: Platform): string {
+  const { namespace, name } = defaultLbConfigRef(platform);
+  return `${GENERATED('defaultLbConfigRef() in lib/sources/lb-config.ts')}# On ${platform}: the api and api-int LBs come from the installer's ConfigMap
+# ${namespace}/${name}. Apply this file beside rbac.yaml (and
+# rbac-update-infra-status.yaml when it is used); the README shows how to pick it from the
+# cluster's platform. A non-default --lb-config needs its namespace and name here instead.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: lbdns-lb-config
+  namespace: ${namespace}
+rules:
+  - apiGroups: ['']
+    resources: [configmaps]
+    resourceNames: [${name}]
+    verbs: [list, watch]
+---
+# The static pods, as the kubelet's identity (see rbac.yaml).
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: lbdns-static-pods
+  namespace: ${namespace}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: lbdns-lb-config
+subjects:
+  - kind: Group
+    apiGroup: rbac.authorization.k8s.io
+    name: system:nodes
+---
+# update-infra-status, as its ServiceAccount (see rbac-update-infra-status.yaml).
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: lbdns-update-infra-status
+  namespace: ${namespace}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: lbdns-lb-config
+subjects:
+  - kind: ServiceAccount
+    name: lbdns
+    namespace: openshift-lbdns
+`;
 }
 
 export interface NodeFile {
@@ -99,6 +153,7 @@ export function machineConfig(role: MachineRole, sources: ReadonlyMap<string, st
 export function generatedManifests(): Map<string, string> {
   const out = new Map<string, string>();
   out.set(MACHINE_ROLES.worker, workerPod(read(MACHINE_ROLES.master)));
+  for (const platform of PLATFORMS) out.set(`platform/${platform.toLowerCase()}.yaml`, platformRbac(platform));
   for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) out.set(`machineconfigs/99-${role}-lbdns.yaml`, machineConfig(role, out));
   return out;
 }

@@ -305,7 +305,7 @@ test('kubectl apply --dry-run=client accepts every manifest (where kubectl exist
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-kubectl-'));
   try {
     const kubeconfig = await server.writeKubeconfig(dir);
-    const args = ['apply', '--dry-run=client', '--validate=false', '--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), '--request-timeout=20s', '-f', MANIFEST_DIR];
+    const args = ['apply', '--dry-run=client', '--validate=false', '--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), '--request-timeout=20s', '-f', MANIFEST_DIR, '-f', join(MANIFEST_DIR, 'platform/aws.yaml')];
     const { stdout } = await run(kubectl, args, { env: { ...process.env, HOME: dir } }).catch((err: { stdout?: string; stderr?: string }) => {
       throw new Error(`kubectl ${args.join(' ')} failed:\n${err.stderr ?? ''}${err.stdout ?? ''}`);
     });

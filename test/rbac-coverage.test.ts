@@ -30,6 +30,7 @@ import {
   workloads,
   type ContainerRef,
   type GrantedRule,
+  type ManifestPlatform,
   type Workload,
 } from './support/manifests.js';
 import { logLines, runLbdns } from './support/run-cli.js';
@@ -110,12 +111,22 @@ async function provideFiles(args: readonly string[], kubeconfig: string): Promis
  * Infrastructure would default to PlatformDefault, which is immutable, so it is replaced),
  * its DNS config, LB ConfigMap, router Service, a node and a DNSRecord.
  */
-async function seededCluster(rules: readonly GrantedRule[], user: string): Promise<ClusterFixture> {
-  const cluster = await startCluster({ server: { rules, user, validators: crdValidators() } });
+const PLATFORM_TYPES: Readonly<Record<ManifestPlatform, string>> = { aws: 'AWS', gcp: 'GCP', azure: 'Azure' };
+
+/**
+ * The cluster the manifests are for: installed on `platform` (default AWS) with ClusterHosted
+ * DNS (the fixture's Infrastructure would default to PlatformDefault, which is immutable, so it
+ * is replaced; the newest Infrastructure CRD, which gives Azure the field too), its DNS config,
+ * the LB ConfigMap in the platform's namespace, router Service, a node and DNSRecords.
+ */
+async function seededCluster(rules: readonly GrantedRule[], user: string, platform: ManifestPlatform = 'aws'): Promise<ClusterFixture> {
+  const cluster = await startCluster({ server: { rules, user, validators: crdValidators({ infrastructure: 'main' }) } });
   const infra = cluster.server.delete({ resource: 'infrastructures', name: 'cluster' });
-  const status = infra.status as { platformStatus: { aws: object } };
-  status.platformStatus.aws = { region: 'us-east-1', cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } };
-  cluster.server.create({ apiVersion: infra.apiVersion, kind: infra.kind, metadata: { name: 'cluster' }, spec: infra.spec, status });
+  const type = PLATFORM_TYPES[platform];
+  const status = { ...(infra.status as object), platform: type, platformStatus: { type, [platform]: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } };
+  cluster.server.create({ apiVersion: infra.apiVersion, kind: infra.kind, metadata: { name: 'cluster' }, spec: { platformSpec: { type } }, status });
+  const lbConfig = cluster.server.delete(LB_CONFIG);
+  cluster.server.create({ ...lbConfig, metadata: { name: LB_CONFIG.name, namespace: `openshift-${platform}-infra` } });
   cluster.server.create({ apiVersion: 'config.openshift.io/v1', kind: 'DNS', metadata: { name: 'cluster' }, spec: { baseDomain: DOMAIN } });
   cluster.server.create(dnsRecord('default-wildcard-extra', { dnsName: `*.extra.${DOMAIN}.`, targets: ['10.0.4.40'] }));
   // A tenant's record for a name outside the cluster: refused, and reported as an Event.
@@ -419,6 +430,46 @@ Updater('every grant to its ServiceAccount is used by some call', () => {
 });
 
 Updater.run();
+
+// ---------------------------------------------------------------------------------------
+
+const Platforms = suite('every cloud: the same manifests, with platform/<platform>.yaml');
+
+for (const platform of ['aws', 'gcp', 'azure'] as const) {
+  Platforms(`${PLATFORM_TYPES[platform]}: the static pods and update-infra-status read the LB config ConfigMap, nothing refused`, async () => {
+    const applied = loadManifests(platform);
+    const node = await mkdtemp(join(tmpdir(), `lbdns-rbac-${platform}-`));
+    try {
+      const controlPlane = pods.find((w) => w.manifest.file === 'static-pod-control-plane.yaml');
+      assert.ok(controlPlane && deployment && account);
+      const outcomes: Outcome[] = [];
+      const nodes = await seededCluster(rulesFor(applied, nodeSubjects('master-0')), 'system:node:master-0', platform);
+      try {
+        const init = await mountedArgs(refIn(controlPlane, true), node);
+        await provideFiles(init, nodes.kubeconfig);
+        outcomes.push(await runOnce('control-plane initContainer render-corefile', nodes, init));
+        const out = init.find((a) => a.startsWith('--out='))?.slice('--out='.length) ?? '';
+        assert.match(await readFile(out, 'utf8'), `answer "{{ .Name }} 60 IN A ${API_IP}"`);
+      } finally {
+        await nodes.close();
+      }
+      const sa = await seededCluster(rulesFor(applied, serviceAccountSubjects(account.namespace, account.name)), `system:serviceaccount:${account.namespace}:${account.name}`, platform);
+      try {
+        const args = (await mountedArgs(deployment, node)).filter((a) => a !== '--watch');
+        outcomes.push(await runOnce('update-infra-status (one-shot)', sa, args, { KUBECONFIG: sa.kubeconfig }));
+      } finally {
+        await sa.close();
+      }
+      assertNoRefusal(outcomes);
+      const lbConfigReads = outcomes.flatMap((o) => o.requests).filter((r) => r.path.startsWith(`/api/v1/namespaces/openshift-${platform}-infra/configmaps`));
+      assert.ok(lbConfigReads.length >= 2, 'both read the ConfigMap in the platform namespace');
+    } finally {
+      await rm(node, { recursive: true, force: true });
+    }
+  });
+}
+
+Platforms.run();
 
 // ---------------------------------------------------------------------------------------
 

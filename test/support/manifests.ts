@@ -83,8 +83,12 @@ export interface ContainerRef {
   readonly label: string;
 }
 
-export function loadManifests(): Manifest[] {
-  const files = readdirSync(MANIFEST_DIR).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml')).sort();
+/** The cloud platforms the manifests carry RBAC for, as platform/<name>.yaml names them. */
+export type ManifestPlatform = 'aws' | 'gcp' | 'azure';
+
+/** What an admin applies on `platform`: every manifests/*.yaml, and platform/<platform>.yaml. */
+export function loadManifests(platform: ManifestPlatform = 'aws'): Manifest[] {
+  const files = [...readdirSync(MANIFEST_DIR).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml')).sort(), `platform/${platform}.yaml`];
   return files.flatMap((file) =>
     loadAll(readFileSync(join(MANIFEST_DIR, file), 'utf8'), null, { filename: `manifests/${file}` }).flatMap((object) =>
       object === null || object === undefined ? [] : [{ file, object: object as Manifest['object'] }],
