@@ -6,7 +6,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { APPS, INGRESS_IP, readAnswers, ROUTER, startCluster, startMonitor, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
+import { join } from 'node:path';
+import { dump as toYaml } from 'js-yaml';
+import { API_INT_IP, APPS, DOMAIN, INGRESS_IP, readAnswers, ROUTER, startCluster, startMonitor, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
+import { testCa } from './support/tls.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 
 const OLD = new Date('2026-01-02T03:04:05Z');
@@ -105,6 +108,56 @@ test('the whole story: written, API gone and the pod restarted, kept and served,
       await monitor.stop();
     }
   });
+});
+
+test('a kubeconfig naming api-int, which resolves nowhere, reaches the API server at the address the last Corefile serves for it, TLS checked for the name', async () => {
+  const ca = await testCa();
+  const tls = await ca.issue(`api-int.${DOMAIN}`);
+  const cluster = await startCluster({ server: { tls } });
+  try {
+    // The last good Corefile: api-int was 127.0.0.1, where the API server listens.
+    const first = await runLbdns(['render-corefile', '--domain', DOMAIN, '--api-lb', '10.0.0.10', '--api-int-lb', '127.0.0.1', '--ingress-lb', '10.0.1.30', '--upstream', UPSTREAM, '--out', cluster.out]);
+    assert.is(first.code, 0, first.stderr);
+    const port = new URL(cluster.server.url).port;
+    const kubeconfig = join(cluster.dir, 'kubelet-kubeconfig');
+    await writeFile(
+      kubeconfig,
+      toYaml({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(ca.cert).toString('base64') } }],
+        users: [{ name: 'u', user: {} }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    const r = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    const pinned = logLines(r.stderr).find((l) => String(l.msg).startsWith('the kubeconfig names the API server by a name lbdns serves'));
+    assert.equal([pinned?.server, pinned?.address, pinned?.tlsServerName], [`api-int.${DOMAIN}`, '127.0.0.1', `api-int.${DOMAIN}`]);
+    assert.equal((await readAnswers(cluster.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`], 'the cluster was read');
+  } finally {
+    await cluster.close();
+    await ca.close();
+  }
+});
+
+test('a certificate that does not name api-int is refused even at the pinned address', async () => {
+  const ca = await testCa();
+  const tls = await ca.issue('something-else.example.com');
+  const cluster = await startCluster({ server: { tls } });
+  try {
+    await runLbdns(['render-corefile', '--domain', DOMAIN, '--api-lb', '10.0.0.10', '--api-int-lb', '127.0.0.1', '--ingress-lb', '10.0.1.30', '--upstream', UPSTREAM, '--out', cluster.out]);
+    const port = new URL(cluster.server.url).port;
+    const kubeconfig = join(cluster.dir, 'kubelet-kubeconfig');
+    await writeFile(kubeconfig, toYaml({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(ca.cert).toString('base64') } }], users: [{ name: 'u', user: {} }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));
+    const r = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '2s']);
+    assert.is(r.code, 1, r.stderr);
+    assert.match(r.stderr, /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match/i);
+  } finally {
+    await cluster.close();
+    await ca.close();
+  }
 });
 
 test.run();

@@ -3,7 +3,10 @@ import type { LbDisagreement, LocalSays } from '../sources/cluster-data.js';
 import { startClusterSources, type ObjectRef, type SourcePurpose } from '../sources/cluster-sources.js';
 import type { RawConfig } from '../inputs/config.js';
 import { ConfigError, quote, ValidationError } from '../errors.js';
-import { loadKubeConfig } from '../kube/client.js';
+import { loadKubeConfig, pinServer } from '../kube/client.js';
+import { readFile } from 'node:fs/promises';
+import { canonicalIp } from '../grammar/ip.js';
+import { addressesServedFor } from '../render/corefile-check.js';
 import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-identity-read.js';
 import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
@@ -101,6 +104,43 @@ function checkDnsType(infra: Infrastructure | undefined, ignore: boolean, log: L
   );
 }
 
+/**
+ * The addresses lbdns itself serves for `host`, when the kubeconfig names one of its names:
+ * from the flags or config file (api-int.*, api.*), else from the Corefile already at --out.
+ */
+async function servedAddresses(host: string, raw: RawConfig): Promise<{ readonly addresses: string[]; readonly from: string }> {
+  const local = host.startsWith('api-int.') ? raw.loadBalancers?.apiInt : host.startsWith('api.') ? raw.loadBalancers?.api : undefined;
+  const inDomain = raw.domain === undefined || host.endsWith(`.${raw.domain.toLowerCase().replace(/\.$/, '')}`);
+  const fromFlags = inDomain ? (local ?? []).flatMap((v) => canonicalIp(v) ?? []) : [];
+  if (fromFlags.length > 0) return { addresses: fromFlags, from: 'flags' };
+  if (raw.out === undefined || raw.out === '-') return { addresses: [], from: '' };
+  const text = await readFile(raw.out, 'utf8').catch(() => undefined);
+  if (text === undefined) return { addresses: [], from: '' };
+  try {
+    return { addresses: addressesServedFor(text, host), from: raw.out };
+  } catch {
+    return { addresses: [], from: '' };
+  }
+}
+
+/**
+ * When the kubeconfig's server is a name this node's CoreDNS answers (the kubelet's
+ * kubeconfig names api-int), asking DNS for it would need the CoreDNS lbdns is about to
+ * configure: after a full cluster shutdown, nothing would ever start. lbdns then connects to
+ * the address it serves for that name, the name staying the TLS server name. An IP is used as is.
+ */
+async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, log: Logger): Promise<void> {
+  const server = kc.getCurrentCluster()?.server;
+  if (server === undefined) return;
+  const host = new URL(server).hostname.toLowerCase();
+  if (canonicalIp(host.replace(/^\[|\]$/g, '')) !== null) return;
+  const { addresses, from } = await servedAddresses(host, raw);
+  const [address] = addresses;
+  if (address === undefined) return;
+  pinServer(kc, address);
+  log.info('the kubeconfig names the API server by a name lbdns serves; connecting to the address served for it', { server: host, address, from, tlsServerName: host });
+}
+
 /** Local inputs plus what the cluster says about itself (domain, platform), read once. */
 export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger, opts: PrepareOptions = {}): Promise<ClusterContext> {
   const raw = await loadRawConfig(inputs, log);
@@ -108,6 +148,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
   const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });
+  await pinToServedAddress(kc, raw, log);
   const identity = await readClusterIdentity(kc, log, Date.now() + flags.waitTimeoutMs);
   // Commands that serve no DNS (print-records, check-dns, update-infra-status) read the switch their own way, or not at all.
   const dnsType = opts.upstreams === false ? undefined : checkDnsType(identity.infrastructure, flags.ignoreDnsType === true, log);

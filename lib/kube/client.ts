@@ -51,6 +51,7 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
   } catch {
     throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: cluster ${quote(cluster.name)} has no valid server URL (${quote(cluster.server)})`);
   }
+  honorTlsServerName(kc);
   // client-node refuses every request to such a server, which would look like an API outage retried until --wait-timeout.
   if (server.protocol === 'http:' && !cluster.skipTLSVerify && !cluster.proxyUrl) {
     throw new ConfigError(
@@ -58,4 +59,33 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
     );
   }
   return kc;
+}
+
+/**
+ * client-node applies a cluster's `tls-server-name` to its generated API clients only: the
+ * list, watch and JSON requests lbdns makes would send the server's host as SNI and check the
+ * certificate against it. Every request made with this kubeconfig now uses it.
+ */
+function honorTlsServerName(kc: KubeConfig): void {
+  const apply = kc.applyToHTTPSOptions.bind(kc);
+  kc.applyToHTTPSOptions = async (opts) => {
+    const serverName = kc.getCurrentCluster()?.tlsServerName;
+    if (serverName && opts.servername === undefined) opts.servername = serverName;
+    return apply(opts);
+  };
+}
+
+/**
+ * Connects to `address` instead of the kubeconfig server's host, which stays the TLS server
+ * name: the certificate is checked against the name as usual. For a server name only this
+ * node's CoreDNS answers (api-int after a full cluster shutdown).
+ */
+export function pinServer(kc: KubeConfig, address: string): void {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) return;
+  const url = new URL(cluster.server);
+  const serverName = cluster.tlsServerName ?? url.hostname;
+  url.hostname = address.includes(':') ? `[${address}]` : address;
+  const server = url.toString().replace(/\/$/, '');
+  kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server, tlsServerName: serverName } : c));
 }

@@ -383,6 +383,40 @@ function checkDirectives(block: ServerBlock): void {
   }
 }
 
+/**
+ * The addresses a Corefile's templates answer for `name` (lower case, no trailing dot), read
+ * with the same parser as the check: what the last good Corefile says api-int is, when nothing
+ * else can be asked. Only the plain `{{ .Name }} TTL IN A|AAAA IP` answers lbdns writes; none: [].
+ */
+export function addressesServedFor(text: string, name: string): string[] {
+  const query = `${name}.`;
+  const found: string[] = [];
+  for (const block of parseServerBlocks(text)) {
+    for (const d of block.directives) {
+      if (d.name !== 'template' || d.args[0]?.text !== 'IN' || (d.args[1]?.text !== 'A' && d.args[1]?.text !== 'AAAA')) continue;
+      const lines = d.block ?? [];
+      const matches = lines.filter((l) => l[0]?.text === 'match').flatMap((l) => l.slice(1).map((t) => t.text));
+      if (!matches.some((m) => safeRegExp(m)?.test(query))) continue;
+      for (const l of lines) {
+        if (l[0]?.text !== 'answer') continue;
+        for (const a of l.slice(1)) {
+          const address = canonicalIp(/^\{\{ \.Name \}\} [0-9]+ IN (?:A|AAAA) (\S+)$/.exec(a.text)?.[1] ?? '');
+          if (address !== null) found.push(address);
+        }
+      }
+    }
+  }
+  return [...new Set(found)];
+}
+
+function safeRegExp(source: string): RegExp | undefined {
+  try {
+    return new RegExp(source);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Throws RenderError naming the line when the text would not load or would answer wrongly in CoreDNS. */
 export function checkCorefile(text: string): void {
   for (const block of parseServerBlocks(text)) {

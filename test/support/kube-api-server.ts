@@ -10,6 +10,7 @@
  * existence, managedFields.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -905,6 +906,8 @@ export interface KubeApiServerOptions {
   readonly extraResources?: readonly ResourceType[];
   /** Makes each list answer take as long as a real server's would (benchmarks only; tests answer at once). */
   readonly listCost?: ListCost;
+  /** Serve HTTPS with this key and certificate (PEM), as kube-apiserver does. */
+  readonly tls?: { readonly key: string; readonly cert: string };
 }
 
 /**
@@ -970,7 +973,7 @@ interface Failure {
 const KUBE_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0' } as const;
 
 class TestKubeApiServer implements KubeApiServer {
-  private readonly server: Server;
+  private readonly server: Server | HttpsServer;
   private readonly store: Store;
   private readonly types: readonly ResourceType[];
   private readonly log: RecordedRequest[] = [];
@@ -982,16 +985,17 @@ class TestKubeApiServer implements KubeApiServer {
   constructor(private readonly options: KubeApiServerOptions) {
     this.types = [...RESOURCE_TYPES, ...(options.extraResources ?? [])];
     this.store = new Store(options.validators ?? {});
-    this.server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) res.writeHead(500).end(String(err));
         else res.destroy();
       });
-    });
+    };
+    this.server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler) : createServer(handler);
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `${this.options.tls ? 'https' : 'http'}://127.0.0.1:${this.port}`;
   }
 
   get resourceVersion(): string {
