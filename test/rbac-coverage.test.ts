@@ -301,7 +301,8 @@ StaticPods.before(capture(staticSetup, async () => {
   }
 
   // On-prem, the same pod also reads the HostedNetServices switches.
-  const onPrem = await startOnPrem({ switches: true, server: { rules: nodeRules, user: 'system:node:master-0' } });
+  // Its API VIP is 127.0.0.1, an address of this machine: the monitor records itself as the VIP's owner.
+  const onPrem = await startOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: ['192.168.111.4'] }, server: { rules: nodeRules, user: 'system:node:master-0' } });
   try {
     onPrem.server.create(hostedNetServices({}));
     const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-onprem-'));
@@ -312,9 +313,9 @@ StaticPods.before(capture(staticSetup, async () => {
     const monitorArgs = await mountedArgs(refIn(controlPlane, false), node);
     const corefile = monitorArgs.find((a) => a.startsWith('--out='))?.slice('--out='.length) ?? '';
     const before = onPrem.server.requests.length;
-    const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH });
+    const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH, NODE_NAME: 'master-0' });
     const code = await exercise(monitor, {
-      ready: () => readyzOk(monitor.logs()),
+      ready: () => readyzOk(monitor.logs()) && monitor.logs().some((l) => l.msg === 'HostedNetServices status updated'),
       change: () => onPrem.server.mergePatch(HNS, { spec: { dns: { appsResolution: 'Disabled' } } }),
       followed: async () => !(await readFile(corefile, 'utf8')).includes('*.apps.'),
     });
@@ -354,10 +355,11 @@ StaticPods('every grant to system:nodes is used by some call: nothing beyond wha
   assertEveryGrantUsed(staticOutcomes, nodeRules);
 });
 
-StaticPods('the grants to system:nodes only read, but for creating Events and patching their count', () => {
+StaticPods('the grants to system:nodes only read, but for creating Events and patching their count, and patching the HostedNetServices status', () => {
   for (const rule of nodeRules) {
-    const events = rule.apiGroups?.length === 1 && rule.apiGroups[0] === '' && rule.resources?.length === 1 && rule.resources[0] === 'events';
-    for (const verb of rule.verbs) assert.ok((events ? ['create', 'patch'] : ['get', 'list', 'watch']).includes(verb), `${rule.origin}: ${verb}`);
+    const only = (group: string, resource: string) => rule.apiGroups?.length === 1 && rule.apiGroups[0] === group && rule.resources?.length === 1 && rule.resources[0] === resource;
+    const allowed = only('', 'events') ? ['create', 'patch'] : only('lbdns.io', 'hostednetservices/status') ? ['patch'] : ['get', 'list', 'watch'];
+    for (const verb of rule.verbs) assert.ok(allowed.includes(verb), `${rule.origin}: ${verb}`);
   }
 });
 

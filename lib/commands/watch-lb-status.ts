@@ -6,7 +6,10 @@ import { startHealthServer } from '../runtime/health-server.js';
 import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
 import { createMetrics } from '../runtime/metrics.js';
 import { podEventSink } from '../runtime/events.js';
-import { DEFAULTS, type RecordSet } from '../model.js';
+import { DEFAULTS, type Endpoint, type RecordSet } from '../model.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '../runtime/log.js';
+import { localAddresses, publishVipOwners, type VipView } from '../sinks/vip-owner-status.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { DesiredState, Monitor } from '../runtime/monitor.js';
 import { recordChanges } from '../resolve/record-changes.js';
@@ -24,11 +27,53 @@ export interface WatchLbStatusOptions extends CommandInputs, LongRunningOptions 
   readonly cluster: ClusterFlags;
   /** Also keep the node dnsmasq's drop-in there (see renderDnsmasq). */
   readonly dnsmasqOut?: string | undefined;
+  /** This node's name, for the VIP owners on-prem; default the NODE_NAME environment variable. */
+  readonly nodeName?: string | undefined;
 }
+
+/** Interfaces change without an API event: how often a node looks again whether it holds a VIP. */
+const VIP_CHECK_MS = 30_000;
 
 const WRITE_RETRY = { minMs: 1000, maxMs: 60_000 };
 /** The longest a Node timer takes: "wait for the first complete state, however long". */
 const FOREVER_MS = 2 ** 31 - 1;
+
+/**
+ * On-prem: records this node in HostedNetServices status as the owner of the VIPs its
+ * interfaces hold, after each state written and every VIP_CHECK_MS, writing only when its view
+ * changed; a failed write is tried again at the next look.
+ */
+function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt: () => ReturnType<Monitor['apiIntReport']>) {
+  let last: DesiredState | undefined;
+  let reported: string | undefined;
+  let busy = false;
+  const look = async () => {
+    if (last === undefined || busy) return;
+    const local = localAddresses();
+    const holds = (eps: readonly Endpoint[]) => eps.some((e) => e.kind === 'ip' && local.has(e.ip));
+    const view: VipView = { nodeName, holdsApiVip: holds(last.spec.lbs.api), holdsIngressVip: holds(last.spec.lbs.ingress), ...(apiInt() ? { apiInt: apiInt() } : {}) };
+    const key = JSON.stringify(view);
+    if (key === reported) return;
+    busy = true;
+    try {
+      if (await publishVipOwners(kc, view)) log.info('HostedNetServices status updated', { node: nodeName, holdsApiVip: view.holdsApiVip, holdsIngressVip: view.holdsIngressVip });
+      reported = key;
+    } catch (err) {
+      log.warn('recording the VIP owners in HostedNetServices status failed; trying again', { error: (err as Error).message });
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void look(), VIP_CHECK_MS);
+  timer.unref();
+  return {
+    check: (state: DesiredState) => {
+      last = state;
+      void look();
+    },
+    stop: () => clearInterval(timer),
+  };
+}
 
 /** Keeps the Corefile equal to what the cluster and DNS say, until SIGTERM. */
 export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<number> {
@@ -52,6 +97,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   let onDisk = false;
   let waitingSince: string | undefined = new Date().toISOString();
   let started: Monitor | undefined;
+  let vipOwners: ReturnType<typeof vipOwnerReporter> | undefined;
   const detail = () =>
     waitingSince !== undefined
       ? [`waiting for the API server since ${waitingSince}; the Corefile on disk, if any, is served as it is`]
@@ -129,9 +175,13 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     lastSet = state.recordSet;
     withheld = state.withheld;
     onDisk = true;
+    vipOwners?.check(state);
     metrics.ready.set(1);
   };
 
+  const nodeName = opts.nodeName ?? process.env.NODE_NAME;
+  if (ctx.identity.onPrem !== undefined && ctx.identity.switches && nodeName === undefined) log.warn('NODE_NAME is not set: this node does not record itself as a VIP owner in HostedNetServices status');
+  vipOwners = ctx.identity.onPrem !== undefined && ctx.identity.switches && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiIntReport()) : undefined;
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink });
   started = monitor;
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
@@ -163,6 +213,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   log.info('stopping', { why: typeof ending === 'string' ? ending : ending.message });
   writeRetry.cancel();
   resolvWatch?.close();
+  vipOwners?.stop();
   await Promise.all([monitor.stop(), health.close()]);
   await events.close();
   if (typeof ending !== 'string') throw ending;

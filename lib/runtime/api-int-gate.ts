@@ -62,6 +62,13 @@ export class ApiIntGate {
     return `api-int: ${served}, not yet ${this.wanted === VIP ? VIP : this.wanted}${why}`;
   }
 
+  /** What api-int serves, in words, and while a move waits, why; for the HostedNetServices conditions. */
+  report(): { readonly served: string; readonly pending: string | undefined } {
+    const served = `api-int answers ${this.current === VIP ? VIP : `${this.current} (verified)`}`;
+    if (this.wanted === this.current) return { served, pending: undefined };
+    return { served, pending: `the move to ${this.wanted === VIP ? VIP : this.wanted} is not verified${this.lastFailure ? `: ${this.lastFailure.message}` : ' yet'}` };
+  }
+
   stop(): void {
     this.stopped = true;
     this.backoff.cancel();

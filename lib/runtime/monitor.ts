@@ -184,6 +184,11 @@ export class Monitor {
     return out.length > 0 ? out : ['nothing'];
   }
 
+  /** See ApiIntGate.report; undefined off-prem. */
+  apiIntReport(): ReturnType<ApiIntGate['report']> | undefined {
+    return this.opts.apiInt?.report();
+  }
+
   /** What api-int serves on-prem and, while a move waits for its check, why; undefined elsewhere. */
   apiIntStatus(): string | undefined {
     return this.opts.apiInt?.describe();

@@ -137,6 +137,8 @@ export interface StartMonitorOptions {
   readonly dnsmasqOut?: string;
   /** `--api-port`. */
   readonly apiPort?: number;
+  /** The node the monitor runs on (NODE_NAME). */
+  readonly nodeName?: string;
 }
 
 /** Runs `watch-lb-status` in-process against the fixture, as the monitor container would. */
@@ -153,6 +155,7 @@ export async function startMonitor(cluster: ClusterFixture, opts: StartMonitorOp
     cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: 5000, ...(opts.apiPort === undefined ? {} : { apiPort: opts.apiPort }) },
     metricsAddr: '127.0.0.1:0',
     dnsmasqOut: opts.dnsmasqOut,
+    ...(opts.nodeName === undefined ? {} : { nodeName: opts.nodeName }),
     io: { stdout: stdout.stream, stderr: stderr.stream },
     signal: abort.signal,
     onListening: listening,

@@ -1,0 +1,100 @@
+import { networkInterfaces } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { canonicalIp } from '../grammar/ip.js';
+import { listJson } from '../kube/list-json.js';
+import { sendJson } from '../kube/send-json.js';
+import { HOSTED_NET_SERVICES } from '../sources/hosted-net-services.js';
+
+/** What HostedNetServices `status` says, as far as this node writes it. */
+export interface VipOwnerStatus {
+  readonly apiServerInternalIpOwner?: string | null;
+  readonly ingressIpOwner?: string | null;
+  readonly conditions?: readonly Condition[];
+}
+
+export interface Condition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly lastTransitionTime: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** This node's view: which VIPs its interfaces hold, and, from the API VIP's holder, how api-int is served. */
+export interface VipView {
+  readonly nodeName: string;
+  readonly holdsApiVip: boolean;
+  readonly holdsIngressVip: boolean;
+  /** ApiIntServed and Degraded, written by the API VIP's holder only; undefined elsewhere. */
+  readonly apiInt?: { readonly served: string; readonly pending: string | undefined };
+}
+
+/** The addresses of this node's interfaces, canonical. */
+export function localAddresses(): Set<string> {
+  return new Set(
+    Object.values(networkInterfaces())
+      .flat()
+      .flatMap((a) => (a ? (canonicalIp(a.address) ?? []) : [])),
+  );
+}
+
+function condition(type: string, status: Condition['status'], reason: string, message: string, previous: readonly Condition[], now: string): Condition {
+  const before = previous.find((c) => c.type === type);
+  // A transition time moves only when the status does, as Kubernetes conditions do.
+  const lastTransitionTime = before && before.status === status ? before.lastTransitionTime : now;
+  return { type, status, lastTransitionTime, reason, message };
+}
+
+/**
+ * The status change this node's view calls for, or undefined: a node records itself as a
+ * VIP's owner when it holds the VIP and the field names another; it clears the field only if
+ * the field still names itself. Pure: the same status and view give the same patch.
+ */
+export function planVipOwners(current: VipOwnerStatus, view: VipView, now: string): VipOwnerStatus | undefined {
+  const patch: { apiServerInternalIpOwner?: string | null; ingressIpOwner?: string | null; conditions?: Condition[] } = {};
+  const own = (field: 'apiServerInternalIpOwner' | 'ingressIpOwner', holds: boolean) => {
+    if (holds && current[field] !== view.nodeName) patch[field] = view.nodeName;
+    if (!holds && current[field] === view.nodeName) patch[field] = null;
+  };
+  own('apiServerInternalIpOwner', view.holdsApiVip);
+  own('ingressIpOwner', view.holdsIngressVip);
+  if (view.holdsApiVip && view.apiInt) {
+    const previous = current.conditions ?? [];
+    const { served, pending } = view.apiInt;
+    const conditions = [
+      condition('ApiIntServed', 'True', pending === undefined ? 'AsAsked' : 'MovePending', served, previous, now),
+      condition('Degraded', pending === undefined ? 'False' : 'True', pending === undefined ? 'AsExpected' : 'ApiIntMoveNotVerified', pending ?? 'api-int is served where it was asked to be', previous, now),
+    ];
+    const same = conditions.every((c) => previous.some((p) => p.type === c.type && p.status === c.status && p.reason === c.reason && p.message === c.message));
+    if (!same) patch.conditions = conditions;
+  }
+  return Object.keys(patch).length === 0 ? undefined : patch;
+}
+
+interface HostedNetServicesObject {
+  readonly metadata?: { readonly resourceVersion?: string };
+  readonly status?: VipOwnerStatus;
+}
+
+const CONFLICT = 409;
+
+/**
+ * Reads the object, and writes what this node's view calls for with its resourceVersion as
+ * precondition, so two nodes never overwrite each other's owner blindly: on a conflict it reads
+ * again and decides again. Returns whether anything was written; no object, nothing to do.
+ */
+export async function publishVipOwners(kc: KubeConfig, view: VipView, attempts = 3): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    const list = await listJson(kc, HOSTED_NET_SERVICES.path, { fieldSelector: `metadata.name=${HOSTED_NET_SERVICES.name}` });
+    const object = list.items[0] as HostedNetServicesObject | undefined;
+    if (object === undefined) return false;
+    const patch = planVipOwners(object.status ?? {}, view, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    if (patch === undefined) return false;
+    try {
+      await sendJson(kc, 'PATCH', `${HOSTED_NET_SERVICES.path}/${HOSTED_NET_SERVICES.name}/status`, { metadata: { resourceVersion: object.metadata?.resourceVersion }, status: patch }, 'application/merge-patch+json');
+      return true;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== CONFLICT || attempt >= attempts) throw err;
+    }
+  }
+}

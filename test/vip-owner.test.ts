@@ -1,0 +1,88 @@
+/**
+ * The stack's state through the Kubernetes API, as the on-prem design wants it: the monitor on
+ * the node that holds a VIP records its node name in HostedNetServices status; a node that no
+ * longer holds it clears the field only if it still names itself; the API VIP's holder writes
+ * the ApiIntServed and Degraded conditions.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { planVipOwners, type Condition, type VipView } from '../lib/sinks/vip-owner-status.js';
+import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
+import { DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
+
+const NOW = '2026-11-24T12:00:00Z';
+const view = (over: Partial<VipView> = {}): VipView => ({ nodeName: 'master-0', holdsApiVip: false, holdsIngressVip: false, ...over });
+
+test('a node that holds a VIP records itself as its owner, in place of another', () => {
+  assert.equal(planVipOwners({ apiServerInternalIpOwner: 'master-1' }, view({ holdsApiVip: true }), NOW), { apiServerInternalIpOwner: 'master-0' });
+});
+
+test('a node that no longer holds a VIP clears the owner only if it still names itself', () => {
+  assert.equal(planVipOwners({ ingressIpOwner: 'master-0' }, view(), NOW), { ingressIpOwner: null });
+  assert.is(planVipOwners({ ingressIpOwner: 'master-2' }, view(), NOW), undefined);
+});
+
+test('nothing is written when the status already says what the node sees', () => {
+  assert.is(planVipOwners({ apiServerInternalIpOwner: 'master-0' }, view({ holdsApiVip: true }), NOW), undefined);
+});
+
+test("the API VIP's holder writes ApiIntServed and Degraded; a transition time moves only with the status", () => {
+  const pending = view({ holdsApiVip: true, apiInt: { served: 'api-int answers the API VIP', pending: 'the move to 10.0.0.50 is not verified: ECONNREFUSED' } });
+  const first = planVipOwners({ apiServerInternalIpOwner: 'master-0' }, pending, NOW);
+  const degraded = first?.conditions?.find((c) => c.type === 'Degraded');
+  assert.equal([degraded?.status, degraded?.reason, degraded?.lastTransitionTime], ['True', 'ApiIntMoveNotVerified', NOW]);
+  const later = '2026-11-24T12:05:00Z';
+  const again = planVipOwners({ apiServerInternalIpOwner: 'master-0', conditions: first?.conditions as Condition[] }, pending, later);
+  assert.is(again, undefined, 'the same view writes nothing');
+  const verified = planVipOwners({ apiServerInternalIpOwner: 'master-0', conditions: first?.conditions as Condition[] }, view({ holdsApiVip: true, apiInt: { served: 'api-int answers 10.0.0.50 (verified)', pending: undefined } }), later);
+  const served = verified?.conditions?.find((c) => c.type === 'ApiIntServed');
+  assert.equal([served?.status, served?.lastTransitionTime], ['True', NOW], 'ApiIntServed stayed True: its transition time stays');
+  assert.equal(verified?.conditions?.find((c) => c.type === 'Degraded')?.lastTransitionTime, later);
+});
+
+test('on-prem, the monitor on the node holding the API VIP records itself and clears an ingress owner that named it, against the real CRD', async () => {
+  // 127.0.0.1 is an address of this machine's interfaces: this node holds the API VIP, not the ingress VIP.
+  await withOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    c.server.create(hostedNetServices({}));
+    c.server.patchStatus(HNS, { apiServerInternalIpOwner: 'master-1', ingressIpOwner: 'master-0' });
+    const monitor = await startMonitor(c, { nodeName: 'master-0' });
+    try {
+      await until('first Corefile', async () => (await readAnswers(c.out))?.names.has(`api.${DOMAIN}`) === true);
+      const status = await until('owners recorded', () => {
+        const s = (c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> } | undefined)?.status;
+        return s?.apiServerInternalIpOwner === 'master-0' && s.ingressIpOwner === undefined;
+      });
+      assert.ok(status >= 0);
+      const conditions = ((c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).map((x) => [x.type, x.status]);
+      assert.equal(conditions, [['ApiIntServed', 'True'], ['Degraded', 'False']]);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
+test('a conflicting write (another node changed the object meanwhile) is read again and decided again', async () => {
+  await withOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    c.server.create(hostedNetServices({}));
+    let raced = false;
+    c.server.beforeWrite((request) => {
+      if (raced || !request.path.endsWith('/status')) return;
+      raced = true;
+      // Another node writes first: the resourceVersion the monitor read is stale now.
+      c.server.patchStatus(HNS, { ingressIpOwner: 'worker-1' });
+    });
+    const monitor = await startMonitor(c, { nodeName: 'master-0' });
+    try {
+      await until('owner recorded after the conflict', () => (c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> }).status?.apiServerInternalIpOwner === 'master-0');
+      const status = (c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> }).status;
+      assert.is(status?.ingressIpOwner, 'worker-1', "another node's owner is left alone");
+      const patches = c.server.requests.filter((r) => r.verb === 'patch' && r.path.endsWith('/status'));
+      assert.ok(patches.some((r) => r.status === 409), 'the first write met the conflict');
+      assert.ok(patches.length >= 2, `${patches.length} status patches`);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
+test.run();
