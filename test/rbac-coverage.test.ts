@@ -315,7 +315,7 @@ StaticPods.before(capture(staticSetup, async () => {
     const before = onPrem.server.requests.length;
     const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH, NODE_NAME: 'master-0' });
     const code = await exercise(monitor, {
-      ready: () => readyzOk(monitor.logs()) && monitor.logs().some((l) => l.msg === 'HostedNetServices status updated'),
+      ready: async () => (await readyzOk(monitor.logs())) && monitor.logs().some((l) => l.msg === 'HostedNetServices status updated'),
       change: () => onPrem.server.mergePatch(HNS, { spec: { dns: { appsResolution: 'Disabled' } } }),
       followed: async () => !(await readFile(corefile, 'utf8')).includes('*.apps.'),
     });
