@@ -16,6 +16,18 @@ interface Answer {
 }
 
 /** A one-route API server on loopback that answers every GET with `answer` and keeps what it was asked. */
+/** A kubeconfig for a plain-HTTP test server listening on 127.0.0.1. */
+function kubeconfigFor(server: Server, user: { name: string; token?: string } = { name: 'u' }): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [user],
+    contexts: [{ name: 'x', cluster: 'c', user: user.name }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
 async function withServer(answer: Answer, body: (kc: KubeConfig, asked: () => { url: string; headers: IncomingHttpHeaders }) => Promise<void>): Promise<void> {
   let last = { url: '', headers: {} as IncomingHttpHeaders };
   const server: Server = createServer((req, res) => {
@@ -25,14 +37,7 @@ async function withServer(answer: Answer, body: (kc: KubeConfig, asked: () => { 
     res.end(answer.gzip ? gzipSync(text) : text);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  const kc = kubeconfigFor(server, { name: 'u', token: 'secret-token' });
   try {
     await body(kc, () => last);
   } finally {
@@ -75,13 +80,7 @@ test('the next page token is handed over as soon as it arrives, before the page 
     void seen.then(() => res.end('{"metadata":{"name":"master-0"}}]}'));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  const kc = kubeconfigFor(server);
   try {
     const tokens: string[] = [];
     const list = await listJson(kc, '/api/v1/nodes', { limit: 1 }, true, (token) => {
@@ -142,13 +141,7 @@ test('a list whose server stops sending fails after the idle timeout instead of 
     res.write('{"kind":"NodeList","items":[');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  const kc = kubeconfigFor(server);
   try {
     const started = Date.now();
     const err = await listJson(kc, '/api/v1/nodes', {}, true, undefined, 200).then(
