@@ -99,6 +99,15 @@ test('a node whose IP changes under the same name is rewritten', async () => {
   });
 });
 
+test('a node added to the cluster is served by the running monitor, the others kept', async () => {
+  await withMonitor({}, async (c) => {
+    await until('the first node on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.5');
+    c.server.create(node('worker-3', ['10.0.0.33']));
+    await until('the new node on disk', async () => (await readAnswers(c.out))?.nodes.get('worker-3')?.[0] === '10.0.0.33');
+    assert.equal((await readAnswers(c.out))?.nodes.get('master-0'), ['10.0.0.5']);
+  });
+});
+
 test('a DNSRecord turned Unmanaged stops being served, and is served again once Managed', async () => {
   const name = `*.apps2.${DOMAIN}`;
   const ref = { resource: 'dnsrecords', namespace: DNSRECORD_NS, name: 'apps2-wildcard' };
