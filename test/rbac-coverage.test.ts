@@ -15,6 +15,7 @@ import { buildCli } from '../cmd/cli.js';
 import { ClusterCommand } from '../cmd/options.js';
 import { API_IP, dnsRecord, DOMAIN, LB_CONFIG, ROUTER, startCluster, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
 import { crdValidators } from './support/crd-validators.js';
+import { GATEWAY_RESOURCES, gatewayValidators, ZONE } from './support/gateway-fixture.js';
 import { HNS, hostedNetServices, startOnPrem } from './support/on-prem-fixture.js';
 import { rulesAllow, type RecordedRequest } from './support/kube-api-server.js';
 import {
@@ -119,8 +120,9 @@ const PLATFORM_TYPES: Readonly<Record<ManifestPlatform, string>> = { aws: 'AWS',
  * is replaced; the newest Infrastructure CRD, which gives Azure the field too), its DNS config,
  * the LB ConfigMap in the platform's namespace, router Service, a node and DNSRecords.
  */
-async function seededCluster(rules: readonly GrantedRule[], user: string, platform: ManifestPlatform = 'aws'): Promise<ClusterFixture> {
-  const cluster = await startCluster({ server: { rules, user, validators: crdValidators({ infrastructure: 'main' }) } });
+async function seededCluster(rules: readonly GrantedRule[], user: string, platform: ManifestPlatform = 'aws', gateway = false): Promise<ClusterFixture> {
+  const validators = { ...crdValidators({ infrastructure: 'main' }), ...(gateway ? gatewayValidators() : {}) };
+  const cluster = await startCluster({ server: { rules, user, validators, ...(gateway ? { extraResources: GATEWAY_RESOURCES } : {}) } });
   const infra = cluster.server.delete({ resource: 'infrastructures', name: 'cluster' });
   const type = PLATFORM_TYPES[platform];
   const status = { ...(infra.status as object), platform: type, platformStatus: { type, [platform]: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } };
@@ -289,6 +291,26 @@ StaticPods.before(capture(staticSetup, async () => {
     await cluster.close();
   }
 
+  // With Gateway DNS (rbac-gateway-dns.yaml): the monitor also lists and watches the four kinds.
+  const gatewayCluster = await seededCluster(nodeRules, 'system:node:master-0', 'aws', true);
+  try {
+    const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-gateway-'));
+    tempDirs.push(node);
+    const monitorArgs = [...(await mountedArgs(refIn(controlPlane, false), node)), `--gateway-zone=${ZONE}`];
+    await provideFiles(monitorArgs, gatewayCluster.kubeconfig);
+    const corefile = monitorArgs.find((a) => a.startsWith('--out='))?.slice('--out='.length) ?? '';
+    const before = gatewayCluster.server.requests.length;
+    const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH, ...downwardEnv(refIn(controlPlane, false), 'master-0') });
+    const code = await exercise(monitor, {
+      ready: () => readyzOk(monitor.logs()),
+      change: () => gatewayCluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: NEW_INGRESS_IP }] } }),
+      followed: async () => (await readFile(corefile, 'utf8').catch(() => '')).includes(NEW_INGRESS_IP),
+    });
+    staticOutcomes.push({ label: 'control-plane monitor watch-lb-status --gateway-zone', code, stderr: monitor.stderr(), requests: gatewayCluster.server.requests.slice(before) });
+  } finally {
+    await gatewayCluster.close();
+  }
+
   const bootCluster = await seededCluster(nodeRules, 'system:node:bootstrap');
   try {
     const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-bootstrap-'));
@@ -337,6 +359,7 @@ StaticPods('every command the static pods run, and display, succeeds without one
       'control-plane initContainer render-corefile',
       'display with the kubelet kubeconfig',
       'control-plane monitor watch-lb-status',
+      'control-plane monitor watch-lb-status --gateway-zone',
       'bootstrap initContainer render-corefile',
       'on-prem control-plane initContainer render-corefile',
       'on-prem control-plane monitor watch-lb-status',
