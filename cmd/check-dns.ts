@@ -24,7 +24,7 @@ export class CheckDnsCommand extends ClusterCommand {
   };
 
   server = Option.Array('--server', { description: "The admin's DNS server to ask (repeatable; a row per server, and per address of a HOST, which the system resolver resolves once; default: the system resolvers)" });
-  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords (default all)' });
+  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords,gateway (default all)' });
   warnOnly = Option.Boolean('--warn-only', false, { description: 'Print the same report but exit 0 on mismatches' });
   output = Option.String('--output', 'table', { description: 'A table or JSON (default table)' });
   timeout = Option.String('--timeout', '2s', { description: 'Per query try, 2 tries (default 2s; 500ms works)' });

@@ -21,7 +21,7 @@ export class PrintRecordsCommand extends ClusterCommand {
     2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
   };
 
-  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords (default all)' });
+  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords,gateway (default all)' });
   format = Option.String('--format', 'zone', { description: 'RFC 1035 zone lines, an nsupdate script or JSON (default zone)' });
   cname = Option.Boolean('--cname', false, { description: "CNAME to the LB's host name instead of its current IPs, where the LB is exactly one host name" });
   nsupdateServer = Option.String('--nsupdate-server', { description: 'The "server" line of the nsupdate script (default: none, nsupdate asks the zone\'s SOA)' });

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { answersOf, readAnswers, sleep, startMonitor, until, type ClusterFixture, type RunningMonitor } from './support/cluster-fixture.js';
 import { startCorefileServer } from './support/corefile-server.js';
 import { ask, dnsPolicy, gateway, httpRoute, kuadrantRecord, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
-import { DOMAIN } from './support/cluster-fixture.js';
+import { DOMAIN, UPSTREAM } from './support/cluster-fixture.js';
+import { runLbdns } from './support/run-cli.js';
+import { startDnsServer } from './support/dns-server.js';
 
 const APP = `app.${ZONE}`;
 
@@ -210,6 +212,50 @@ test('a deleted DNSPolicy takes its names with it', async () => {
     c.server.delete({ resource: 'dnspolicies', namespace: NS, name: 'dns' });
     await until('the name gone', gone(c, APP));
   });
+});
+
+/** Record lines of a zone printout: "NAME TTL IN TYPE RDATA". */
+const recordLines = (zone: string): string[] => zone.split('\n').filter((l) => l !== '' && !l.startsWith(';') && !l.startsWith('$')).map((l) => l.trim().split(/\s+/).join(' '));
+
+test('print-records --names gateway prints what lbdns serves for Gateway names: a chain for a load-balanced one, addresses for a simple one', async () => {
+  const cluster = await startGatewayCluster();
+  try {
+    cluster.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } }));
+    cluster.server.create(gateway('shop', [{ name: 'http', hostname: `shop.${ZONE}` }], [{ value: '192.0.2.20' }]));
+    cluster.server.create(dnsPolicy('shop', { gateway: 'shop' }));
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--gateway-zone', ZONE, '--names', 'gateway', '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    const lines = recordLines(r.stdout);
+    const klb = `klb.${APP}`;
+    assert.is(lines[0], `${APP}. 300 IN CNAME ${klb}.`);
+    assert.is(lines[1], `${klb}. 300 IN CNAME geo-eu.${klb}.`);
+    assert.match(lines[2] ?? '', new RegExp(`^geo-eu\\.${klb.replaceAll('.', '\\.')}\\. 60 IN CNAME [0-9a-f]{12}\\.${klb.replaceAll('.', '\\.')}\\.$`));
+    assert.match(lines[3] ?? '', / 60 IN A 192\.0\.2\.10$/);
+    assert.equal(lines.slice(4), [`shop.${ZONE}. 60 IN A 192.0.2.20`], 'each record once');
+    assert.match(r.stdout, new RegExp(`; ${APP.replaceAll('.', '\\.')}: Gateway DNS dnspolicy/${NS}/dns`));
+  } finally {
+    await cluster.close();
+  }
+});
+
+test("check-dns --names gateway checks the admin's DNS for each Gateway name lbdns serves", async () => {
+  const cluster = await startGatewayCluster();
+  const admin = await startDnsServer();
+  try {
+    cluster.server.create(gateway('shop', [{ name: 'http', hostname: `shop.${ZONE}` }], [{ value: '192.0.2.20' }]));
+    cluster.server.create(dnsPolicy('shop', { gateway: 'shop' }));
+    const args = ['check-dns', cluster.kubeconfig, '--gateway-zone', ZONE, '--names', 'gateway', '--server', admin.address, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--output', 'json'];
+    const missing = await runLbdns(args);
+    assert.is(missing.code, 3, missing.stderr);
+    admin.set(`shop.${ZONE}`, { A: ['192.0.2.20'] });
+    const ok = await runLbdns(args);
+    assert.is(ok.code, 0, ok.stderr);
+    assert.equal((JSON.parse(ok.stdout) as { checks: { name: string; verdict: string }[] }).checks.map((x) => [x.name, x.verdict]), [[`shop.${ZONE}`, 'ok']]);
+  } finally {
+    await admin.close();
+    await cluster.close();
+  }
 });
 
 test.run();

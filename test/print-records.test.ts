@@ -400,7 +400,7 @@ test('--names picks what is printed; by default the DNSRecords come after api, a
     assert.is(all.code, 0, all.stderr);
     assert.equal((JSON.parse(all.stdout) as { name: string }[]).map((x) => x.name), [`api.${CLUSTER_DOMAIN}`, `api-int.${CLUSTER_DOMAIN}`, `*.apps.${CLUSTER_DOMAIN}`, `*.apps2.${CLUSTER_DOMAIN}`]);
     const some = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--format', 'json', '--names', 'api-int,dnsrecords']);
-    assert.equal((JSON.parse(some.stdout) as { name: string; dnsRecord?: string }[]).map((x) => [x.name, x.dnsRecord]), [[`api-int.${CLUSTER_DOMAIN}`, undefined], [`*.apps2.${CLUSTER_DOMAIN}`, 'dnsrecord/openshift-ingress-operator/apps2']]);
+    assert.equal((JSON.parse(some.stdout) as { name: string; source?: string }[]).map((x) => [x.name, x.source]), [[`api-int.${CLUSTER_DOMAIN}`, undefined], [`*.apps2.${CLUSTER_DOMAIN}`, 'dnsrecord/openshift-ingress-operator/apps2']]);
   } finally {
     await cluster.close();
   }

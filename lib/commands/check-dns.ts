@@ -130,6 +130,14 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
     return [...r.v4, ...r.v6];
   };
   for (const check of wanted) {
+    if (check === 'gateway') {
+      for (const { name } of state.gateway.served) {
+        const n = state.recordSet.names.find((r) => r.name === name);
+        const expected = n ? [...n.v4, ...n.v6] : [];
+        if (expected.length > 0) targets.push({ name, query: name.startsWith('*.') ? randomUnder(name.slice(2)) : name, expected });
+      }
+      continue;
+    }
     if (check === 'dnsrecords') {
       for (const r of [...state.unmanaged, ...state.spec.extraRecords]) {
         const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname))))).flat())].sort();

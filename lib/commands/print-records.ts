@@ -1,6 +1,6 @@
 import { adminNames } from '../resolve/admin-records.js';
 import { EXIT, MissingDataError, ValidationError } from '../errors.js';
-import { formatJson, formatNsupdate, formatZone, planDnsRecordGroups, planRecords, RECORD_FORMATS, type RecordFormat } from '../render/records-format.js';
+import { formatJson, formatNsupdate, formatZone, planDnsRecordGroups, planGatewayGroups, planRecords, RECORD_FORMATS, type RecordFormat } from '../render/records-format.js';
 import { dnsServerAddress } from '../grammar/host-port.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
@@ -42,13 +42,14 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
   const wanted = parseRecordNames(opts.names, 'print-records');
   const log = loggerFor(opts.io);
   const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false });
-  const lbs = new Set(wanted.flatMap((n) => (n === 'dnsrecords' ? [] : [RECORD_NAME_LB[n]])));
+  const lbs = new Set(wanted.flatMap((n) => (n === 'dnsrecords' || n === 'gateway' ? [] : [RECORD_NAME_LB[n]])));
   const lbGroups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname }).filter((g) => lbs.has(g.lb));
   const dnsRecordGroups = wanted.includes('dnsrecords') ? planDnsRecordGroups({ managed: state.spec.extraRecords, unmanaged: state.unmanaged }, state.resolutions, state.spec.ttl) : [];
-  const groups = [...lbGroups, ...dnsRecordGroups];
+  const gatewayGroups = wanted.includes('gateway') ? planGatewayGroups(state.gateway.served, state.recordSet.names, state.spec.ttl) : [];
+  const groups = [...lbGroups, ...dnsRecordGroups, ...gatewayGroups];
   const left = groups.filter((g) => g.records.length === 0);
   if (left.length === groups.length) {
-    throw new MissingDataError(`nothing to print: ${groups.length === 0 ? 'the cluster has no DNSRecord' : left.map((g) => `${g.name} (${g.note ?? ''})`).join('; ')}`);
+    throw new MissingDataError(`nothing to print: ${groups.length === 0 ? 'no name of --names has records' : left.map((g) => `${g.name} (${g.note ?? ''})`).join('; ')}`);
   }
   for (const g of left) log.warn('name left out of the records', { name: g.name, reason: g.note });
   const text = format === 'zone' ? formatZone(state.spec.domain, groups, state.spec.ttl) : format === 'nsupdate' ? formatNsupdate(state.spec.domain, groups, { server }) : formatJson(groups);

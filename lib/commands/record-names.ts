@@ -2,11 +2,11 @@ import { ValidationError } from '../errors.js';
 import type { LbName } from '../model.js';
 
 /** The names print-records prints and check-dns checks, as `--names` selects them. */
-export const RECORD_NAMES = ['api', 'api-int', 'apps', 'dnsrecords'] as const;
+export const RECORD_NAMES = ['api', 'api-int', 'apps', 'dnsrecords', 'gateway'] as const;
 export type RecordName = (typeof RECORD_NAMES)[number];
 
-/** The LB behind each of the three cluster names; `dnsrecords` stands for every ingress controller's DNSRecord. */
-export const RECORD_NAME_LB: Readonly<Record<Exclude<RecordName, 'dnsrecords'>, LbName>> = { api: 'api', 'api-int': 'api-int', apps: 'ingress' };
+/** The LB behind each of the three cluster names; `dnsrecords` stands for every ingress controller's DNSRecord, `gateway` for every Gateway DNS name served. */
+export const RECORD_NAME_LB: Readonly<Record<Exclude<RecordName, 'dnsrecords' | 'gateway'>, LbName>> = { api: 'api', 'api-int': 'api-int', apps: 'ingress' };
 
 /** `--names`: a comma-separated subset, in the fixed order; absent: all of them. */
 export function parseRecordNames(value: string | undefined, command: string): RecordName[] {

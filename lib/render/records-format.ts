@@ -2,7 +2,7 @@ import { isIPv4 } from 'node:net';
 import { LB_DESCRIPTIONS, noAddressReason, type AdminName } from '../resolve/admin-records.js';
 import { splitFamilies } from '../grammar/ip.js';
 import { addressesOf } from '../resolve/record-set.js';
-import type { ExtraRecord, LbName, Resolution } from '../model.js';
+import type { ExtraRecord, LbName, NameRecord, Resolution } from '../model.js';
 
 export const RECORD_FORMATS = ['zone', 'nsupdate', 'json'] as const;
 export type RecordFormat = (typeof RECORD_FORMATS)[number];
@@ -18,8 +18,8 @@ export interface AdminRecord {
   readonly lb: LbName;
   /** Why the records of this name are what they are (CNAME or not), when that is worth saying. */
   readonly note?: string;
-  /** The ingress controller's DNSRecord it comes from (`dnsrecord/NS/NAME`), for DNSRecords. */
-  readonly dnsRecord?: string;
+  /** The object it comes from (`dnsrecord/NS/NAME`, `dnspolicy/NS/NAME gateway/NS/NAME`), for names other than the three LBs'. */
+  readonly source?: string;
 }
 
 /** The records of one name, or none and why. */
@@ -28,8 +28,10 @@ export interface RecordGroup {
   readonly name: string;
   readonly records: readonly AdminRecord[];
   readonly note: string | undefined;
-  /** Set for an ingress controller's DNSRecord: its source, for the comment above its records. */
-  readonly dnsRecord?: string;
+  /** Set for a name other than the three LBs': the object it comes from, for the comment above its records. */
+  readonly source?: string;
+  /** What the comment calls the object: `ingress controller DNSRecord`, `Gateway DNS`. */
+  readonly kind?: string;
 }
 
 /** Where the DNSRecords' records stand, for the admin reading them. */
@@ -43,6 +45,32 @@ const DNSRECORD_NOTES = {
  * their recordTTL: a host name target as the CNAME the DNSRecord asks for, IP targets as A
  * and AAAA records. Unmanaged ones first: nothing else publishes them.
  */
+const GATEWAY_NOTE = 'served inside the cluster by lbdns (Gateway DNS); your DNS needs it for clients outside the cluster';
+
+/**
+ * The records of the Gateway names lbdns serves, as the admin's DNS would carry them: a
+ * load-balanced name's CNAME chain (this cluster's geo) then the addresses at its last name,
+ * a simple name's addresses, each at the TTL lbdns serves it with.
+ */
+export function planGatewayGroups(served: readonly { readonly name: string; readonly source: string }[], names: readonly NameRecord[], clusterTtl: number): RecordGroup[] {
+  // A chain's inner names are served names too: each record is printed once, with the first name that leads to it.
+  const printed = new Set<string>();
+  return served.flatMap(({ name, source }) => {
+    const n = names.find((r) => r.name === name);
+    if (n === undefined) return [];
+    const record = (owner: string, type: AdminRecordType, value: string, ttl: number): AdminRecord => ({ name: owner, type, ttl, value, lb: 'ingress', note: GATEWAY_NOTE, source });
+    const chain = (n.chain ?? []).map((c, i) => record(i === 0 ? name : c.owner, 'CNAME', c.target, c.ttl));
+    const owner = n.addressOwner ?? name;
+    const ttl = n.addressTtl ?? clusterTtl;
+    const addresses = [...n.v4.map((ip) => record(owner, 'A', ip, ttl)), ...n.v6.map((ip) => record(owner, 'AAAA', ip, ttl))];
+    const records = [...chain, ...addresses].filter((r) => {
+      const key = `${r.name} ${r.type} ${r.value}`;
+      return printed.has(key) ? false : (printed.add(key), true);
+    });
+    return records.length === 0 ? [] : [{ lb: 'ingress' as const, name, records, note: GATEWAY_NOTE, source, kind: 'Gateway DNS' }];
+  });
+}
+
 export function planDnsRecordGroups(
   records: { readonly managed: readonly ExtraRecord[]; readonly unmanaged: readonly ExtraRecord[] },
   resolutions: ReadonlyMap<string, Resolution>,
@@ -50,12 +78,12 @@ export function planDnsRecordGroups(
 ): RecordGroup[] {
   const group = (r: ExtraRecord, policy: keyof typeof DNSRECORD_NOTES): RecordGroup => {
     const note = DNSRECORD_NOTES[policy];
-    const record = (type: AdminRecordType, value: string): AdminRecord => ({ name: r.name, type, ttl: r.ttl ?? clusterTtl, value, lb: 'ingress', note, dnsRecord: r.source });
+    const record = (type: AdminRecordType, value: string): AdminRecord => ({ name: r.name, type, ttl: r.ttl ?? clusterTtl, value, lb: 'ingress', note, source: r.source });
     const [only] = r.targets;
-    if (r.targets.length === 1 && only?.kind === 'hostname') return { lb: 'ingress', name: r.name, records: [record('CNAME', only.hostname)], note, dnsRecord: r.source };
+    if (r.targets.length === 1 && only?.kind === 'hostname') return { lb: 'ingress', name: r.name, records: [record('CNAME', only.hostname)], note, source: r.source, kind: 'ingress controller DNSRecord' };
     const { v4, v6 } = splitFamilies(addressesOf(r.targets, resolutions));
     const records = [...v4, ...v6].map((ip) => record(isIPv4(ip) ? 'A' : 'AAAA', ip));
-    return { lb: 'ingress', name: r.name, records, note: records.length === 0 ? `not included: the DNSRecord has no usable target` : note, dnsRecord: r.source };
+    return { lb: 'ingress', name: r.name, records, note: records.length === 0 ? `not included: the DNSRecord has no usable target` : note, source: r.source, kind: 'ingress controller DNSRecord' };
   };
   return [...records.unmanaged.map((r) => group(r, 'Unmanaged')), ...records.managed.map((r) => group(r, 'Managed'))];
 }
@@ -110,7 +138,7 @@ function parentOf(domain: string): string | undefined {
 }
 
 function groupComment(g: RecordGroup): string[] {
-  if (g.dnsRecord !== undefined) return [`; ${g.name}: ingress controller DNSRecord ${g.dnsRecord.replace(/^dnsrecord\//, '')}${g.note === undefined ? '' : ` - ${g.note}`}`];
+  if (g.source !== undefined) return [`; ${g.name}: ${g.kind ?? 'from'} ${g.source.replace(/^dnsrecord\//, '')}${g.note === undefined ? '' : ` - ${g.note}`}`];
   const label = g.name.startsWith('*.') ? '*.apps' : g.name.split('.')[0];
   return [`; ${label}: ${LB_DESCRIPTIONS[g.lb]}${g.note === undefined ? '' : ` - ${g.note}`}`];
 }
