@@ -5,6 +5,7 @@
  * exits non-zero only when a benchmark could not run.
  */
 import { apiScale } from './api-scale.js';
+import { gatewayScale } from './gateway-scale.js';
 import { coldStart } from './cold-start.js';
 import { largeDiff } from './diff.js';
 import { drift } from './drift.js';
@@ -15,7 +16,7 @@ import { scale } from './scale.js';
 import { closeHttpAgent, machine, progress, type Bench, type BenchResult } from './support.js';
 
 // Scale runs in this process: before memory, whose 5,000 large Nodes would leave this heap big and its GC slower.
-const BENCHES: readonly Bench[] = [coldStart, largeDiff, scale, propagation, drift, idle, memory, apiScale];
+const BENCHES: readonly Bench[] = [coldStart, largeDiff, scale, propagation, drift, idle, memory, apiScale, gatewayScale];
 
 function table(result: BenchResult): string {
   const rows = result.figures.map((f) => `| ${f.name} | ${f.value} | ${f.target ?? ''} | ${f.met === undefined ? '' : f.met ? 'met' : '**missed**'} |`);

@@ -161,6 +161,8 @@ export interface MonitorArgs {
   readonly kubeconfig: string;
   readonly out: string;
   readonly dnsServer?: string;
+  /** More watch-lb-status arguments. */
+  readonly extra?: readonly string[];
 }
 
 /** `node dist/lbdns.mjs watch-lb-status …`, returned once it logs that it is watching. */
@@ -168,6 +170,7 @@ export async function spawnMonitor(args: MonitorArgs): Promise<MonitorProcess> {
   killChildrenOnExit();
   const argv = ['watch-lb-status', args.kubeconfig, '--out', args.out, '--upstream', UPSTREAM, '--metrics-addr', '127.0.0.1:0'];
   if (args.dnsServer !== undefined) argv.push('--dns-server', args.dnsServer);
+  argv.push(...(args.extra ?? []));
   const spawnedAt = performance.now();
   // Run as `lbdns` runs in the image: by its #! line, with the Node flags that line carries.
   const child = spawn(BUNDLE, argv, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LBDNS_LOG_LEVEL: 'info' } });

@@ -1,0 +1,94 @@
+/**
+ * Gateway DNS at scale: 10,000 Gateway listener hosts (5,000 simple, 5,000 load-balanced),
+ * 200 Gateways of 50 listeners each, one DNSPolicy per Gateway. The record set, render and
+ * structural check in this process; the monitor (the bundle, in its own process) for its RSS
+ * and for one Gateway's address change → the Corefile replaced.
+ */
+import { performance } from 'node:perf_hooks';
+import { renderCorefile } from '../lib/render/corefile.js';
+import { builtinTemplate } from '../lib/render/templates.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { GatewayInputs } from '../lib/sources/gateway-sources.js';
+import { specFromConfig } from '../lib/inputs/spec.js';
+import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
+import type { KubeObject } from '../test/support/kube-api-server.js';
+import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
+import { CorefileWatcher, figure, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
+
+const GATEWAYS = 200;
+const LISTENERS = 50;
+const CHANGES = 50;
+const TARGETS = { renderMs: 100, patchP99Ms: 200, rssMiB: 120 } as const;
+
+const host = (g: number, l: number): string => `h${l}.g${g}.${ZONE}`;
+const address = (g: number, round = 0): string => `10.${100 + round}.${Math.floor(g / 250)}.${(g % 250) + 1}`;
+
+function objects(): { gateways: KubeObject[]; policies: KubeObject[] } {
+  const gateways: KubeObject[] = [];
+  const policies: KubeObject[] = [];
+  for (let g = 0; g < GATEWAYS; g++) {
+    const listeners = Array.from({ length: LISTENERS }, (_, l) => ({ name: `l${l}`, hostname: host(g, l) }));
+    gateways.push(gateway(`g${g}`, listeners, [{ value: address(g) }]));
+    // Every other Gateway load-balanced: half the hosts simple, half a CNAME chain.
+    policies.push(dnsPolicy(`g${g}`, { gateway: `g${g}` }, g % 2 === 0 ? {} : { loadBalancing: { weight: 100, geo: 'GEO-EU', defaultGeo: true } }));
+  }
+  return { gateways, policies };
+}
+
+function renderOnce(gateways: readonly KubeObject[], policies: readonly KubeObject[]): { ms: number; names: number } {
+  const started = performance.now();
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('gateways', gateways);
+  inputs.set('dnspolicies', policies);
+  const spec = { ...specFromConfig(EXAMPLE_CONFIG, EXAMPLE_CONFIG.upstreams ?? []), gateway: { zones: [ZONE], geoCode: undefined, owners: inputs.contribution().gatewayOwners ?? [] } };
+  const { recordSet } = buildRecordSet(spec, new Map());
+  renderCorefile(recordSet, builtinTemplate(), 'builtin');
+  return { ms: performance.now() - started, names: recordSet.names.length };
+}
+
+async function run(): Promise<BenchResult> {
+  const { gateways, policies } = objects();
+  progress(`gateway-scale: ${GATEWAYS * LISTENERS} listener hosts, in process`);
+  const renders = Array.from({ length: 7 }, () => renderOnce(gateways, policies));
+  const renderMs = median(renders.map((r) => r.ms));
+
+  const cluster = await startGatewayCluster();
+  let watcher: CorefileWatcher | undefined;
+  let monitor: Awaited<ReturnType<typeof spawnMonitor>> | undefined;
+  try {
+    for (const o of [...gateways, ...policies]) cluster.server.create(o);
+    watcher = await CorefileWatcher.open(cluster.out);
+    const last = host(GATEWAYS - 1, LISTENERS - 1);
+    const first = watcher.next((text) => text.includes(last), 120_000, 'the first Corefile with every Gateway host');
+    monitor = await spawnMonitor({ kubeconfig: cluster.kubeconfig, out: cluster.out, extra: ['--gateway-zone', ZONE] });
+    const firstAt = (await first).at - monitor.spawnedAt;
+    await sleep(5000);
+    const settled = await procStats(monitor.pid);
+    progress(`gateway-scale: ${CHANGES} Gateway status patches`);
+    const latencies: number[] = [];
+    for (let i = 1; i <= CHANGES; i++) {
+      const ip = address(0, i);
+      const written = watcher.next((text) => text.includes(` IN A ${ip}"`), 20_000, `the Corefile to serve ${ip}`);
+      const start = performance.now();
+      await mergePatch(cluster.server.url, `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways/g0/status`, { status: { addresses: [{ type: 'IPAddress', value: ip }] } });
+      latencies.push((await written).at - start);
+    }
+    const p99 = percentile(latencies, 99);
+    return {
+      title: 'Gateway DNS scale',
+      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. Render: Gateway sources → record set → Corefile text with its structural check, in this process, median of ${renders.length} (${renders[0]?.names ?? 0} names in the record set). Monitor: the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first Corefile; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a Corefile serving the new address in place.`,
+      figures: [
+        figure('record set + render + check, 10,000 hosts', ms(renderMs), { text: `≤ ${TARGETS.renderMs} ms`, met: renderMs <= TARGETS.renderMs }),
+        figure('monitor: first Corefile with every host, from spawn', ms(firstAt)),
+        figure('monitor: RSS after the first Corefile', mib(settled.rssKiB), { text: `≤ ${TARGETS.rssMiB} MiB`, met: settled.rssKiB / 1024 <= TARGETS.rssMiB }),
+        figure('Gateway status patch → Corefile replaced, p50 / p99', `${ms(median(latencies))} / ${ms(p99)}`, { text: `p99 ≤ ${TARGETS.patchP99Ms} ms`, met: p99 <= TARGETS.patchP99Ms }),
+      ],
+    };
+  } finally {
+    await monitor?.stop();
+    watcher?.close();
+    await cluster.close();
+  }
+}
+
+export const gatewayScale: Bench = { name: 'gateway-scale', run };
