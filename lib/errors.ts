@@ -50,7 +50,7 @@ export function quote(value: unknown): string {
 const asciiOnly = (text: string): string => text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** Control and non-ASCII characters as JSON escapes, quotes and backslashes escaped: one line of printable ASCII. */
-export function escapeText(text: string): string {
+function escapeText(text: string): string {
   return asciiOnly(JSON.stringify(text).slice(1, -1));
 }
 

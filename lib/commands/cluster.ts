@@ -197,7 +197,7 @@ function nameRefusal(fields: Readonly<Record<string, unknown>>): string | undefi
 }
 
 /** The kube-apiserver's own port: where a move of api-int is checked. */
-export const DEFAULT_API_PORT = 6443;
+const DEFAULT_API_PORT = 6443;
 
 async function apiIntGate(ctx: ClusterContext, log: Logger, schedule: () => void, metrics: Metrics | undefined): Promise<ApiIntGate> {
   const ca = await clusterCa(ctx.kc);

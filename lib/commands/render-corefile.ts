@@ -7,8 +7,8 @@ import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce, type OneShotState } from './one-shot.js';
 
-export const IF_UNREACHABLE = ['fail', 'keep'] as const;
-export type IfUnreachable = (typeof IF_UNREACHABLE)[number];
+const IF_UNREACHABLE = ['fail', 'keep'] as const;
+type IfUnreachable = (typeof IF_UNREACHABLE)[number];
 
 export interface RenderCorefileOptions extends CommandInputs {
   readonly diff: boolean;

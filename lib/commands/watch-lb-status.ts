@@ -12,6 +12,7 @@ import type { Logger } from '../runtime/log.js';
 import { localAddresses, publishVipOwners, type VipView } from '../sinks/vip-owner-status.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { DesiredState, Monitor } from '../runtime/monitor.js';
+import type { ApiIntGate } from '../runtime/api-int-gate.js';
 import { recordChanges } from '../resolve/record-changes.js';
 import { whyNotServed } from '../resolve/record-set.js';
 import { sourceKind } from '../resolve/source-kind.js';
@@ -43,7 +44,7 @@ const FOREVER_MS = 2 ** 31 - 1;
  * interfaces hold, after each state written and every VIP_CHECK_MS, writing only when its view
  * changed; a failed write is tried again at the next look.
  */
-function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt: () => ReturnType<Monitor['apiIntReport']>) {
+function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt: () => ReturnType<ApiIntGate['report']> | undefined) {
   let last: DesiredState | undefined;
   let reported: string | undefined;
   let busy = false;
@@ -51,7 +52,8 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     if (last === undefined || busy) return;
     const local = localAddresses();
     const holds = (eps: readonly Endpoint[]) => eps.some((e) => e.kind === 'ip' && local.has(e.ip));
-    const view: VipView = { nodeName, holdsApiVip: holds(last.spec.lbs.api), holdsIngressVip: holds(last.spec.lbs.ingress), ...(apiInt() ? { apiInt: apiInt() } : {}) };
+    const served = apiInt();
+    const view: VipView = { nodeName, holdsApiVip: holds(last.spec.lbs.api), holdsIngressVip: holds(last.spec.lbs.ingress), ...(served ? { apiInt: served } : {}) };
     const key = JSON.stringify(view);
     if (key === reported) return;
     busy = true;
@@ -101,7 +103,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const detail = () =>
     waitingSince !== undefined
       ? [`waiting for the API server since ${waitingSince}; the Corefile on disk, if any, is served as it is`]
-      : [...withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`), ...[started?.apiIntStatus()].filter((line): line is string => line !== undefined)];
+      : [...withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`), ...(started?.apiInt ? [started.apiInt.describe()] : [])];
   // Up before the cluster is read: on a cold cluster the probes see a live, not yet ready monitor.
   const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet', detail);
   opts.onListening?.(health.address);
@@ -181,7 +183,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
 
   const nodeName = opts.nodeName ?? process.env.NODE_NAME;
   if (ctx.identity.onPrem !== undefined && ctx.identity.switches && nodeName === undefined) log.warn('NODE_NAME is not set: this node does not record itself as a VIP owner in HostedNetServices status');
-  vipOwners = ctx.identity.onPrem !== undefined && ctx.identity.switches && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiIntReport()) : undefined;
+  vipOwners = ctx.identity.onPrem !== undefined && ctx.identity.switches && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiInt?.report()) : undefined;
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink });
   started = monitor;
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });

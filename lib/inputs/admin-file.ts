@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 
 /** Larger than any real config file or Corefile template; a bigger one is a mistake or an attack. */
-export const INPUT_FILE_MAX_BYTES = 1024 * 1024;
+const INPUT_FILE_MAX_BYTES = 1024 * 1024;
 
 export interface InputFileRules {
   /** How the message names it: `--config`, `--template`. */

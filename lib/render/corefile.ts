@@ -17,7 +17,7 @@ const compiled = new Map<string, ReturnType<Eta['compile']>>();
  * A template is code: one that never ends would hold the initContainer, and with it CoreDNS,
  * forever. The built-in one renders 10,000 nodes in about 20 ms.
  */
-export const TEMPLATE_TIME_LIMIT_MS = 2000;
+const TEMPLATE_TIME_LIMIT_MS = 2000;
 
 /**
  * vm's watchdog stops whatever JavaScript runs inside runInContext, the template's function

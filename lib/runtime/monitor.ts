@@ -184,14 +184,9 @@ export class Monitor {
     return out.length > 0 ? out : ['nothing'];
   }
 
-  /** See ApiIntGate.report; undefined off-prem. */
-  apiIntReport(): ReturnType<ApiIntGate['report']> | undefined {
-    return this.opts.apiInt?.report();
-  }
-
-  /** What api-int serves on-prem and, while a move waits for its check, why; undefined elsewhere. */
-  apiIntStatus(): string | undefined {
-    return this.opts.apiInt?.describe();
+  /** On-prem: what decides where api-int points (see ApiIntGate); undefined elsewhere. */
+  get apiInt(): ApiIntGate | undefined {
+    return this.opts.apiInt;
   }
 
   async stop(): Promise<void> {

@@ -184,7 +184,7 @@ export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn
 const byName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /** What lbdns does with each DNSRecord, as the monitor reports it. */
-export function dnsRecordDecisions(c: SourceContribution, clusterTtl: number): Map<string, Record<string, unknown>> {
+function dnsRecordDecisions(c: SourceContribution, clusterTtl: number): Map<string, Record<string, unknown>> {
   const decisions = new Map<string, Record<string, unknown>>();
   for (const r of c.extraRecords ?? []) {
     for (const source of r.source.split(', ')) decisions.set(source, { dnsRecord: source, name: r.name, policy: 'Managed', action: 'served by this CoreDNS', ttl: r.ttl ?? clusterTtl });
