@@ -114,6 +114,14 @@ test('rejects an answer with a template action other than {{ .Name }}', () => {
   rejects(replaced('{{ .Name }} 60 IN A', '{{ .Remote }} 60 IN A'), /uses a template action other than \{\{ \.Name \}\}/);
 });
 
+test('accepts {{ index .Match 1 }} in an answer when the match regex captures a group', () => {
+  checkCorefile(replaced('match ^api\\.c1\\.example\\.com\\.$\n        answer "{{ .Name }} 60 IN A 10.0.0.10"', 'match ^api\\.(c1\\.example\\.com\\.)$\n        answer "{{ .Name }} 60 IN CNAME leaf.{{ index .Match 1 }}"'));
+});
+
+test('rejects {{ index .Match 1 }} when the match regex captures nothing: Go\'s template fails and the query gets SERVFAIL', () => {
+  rejects(replaced('"{{ .Name }} 60 IN A 10.0.0.10"', '"{{ .Name }} 60 IN CNAME leaf.{{ index .Match 1 }}"'), /line 5: template: an answer uses \{\{ index \.Match 1 \}\}, but a match regex of the block has only 0 capturing groups/);
+});
+
 test('rejects an unterminated quoted string', () => {
   rejects(replaced('    cache 30\n', '    cache 30 "unterminated\n'), /line 21: unterminated quoted string/);
 });

@@ -316,7 +316,7 @@ test('a custom template whose Corefile fails the check writes nothing, and /read
   const cluster = await startCluster();
   const builtin = await readFile(join(ROOT, 'templates', 'corefile.eta'), 'utf8');
   // IPv4 addresses answered as AAAA records inside the A template: CoreDNS would SERVFAIL every api query.
-  const wrongFamily = builtin.replace('IN A <%= ip %>"', 'IN AAAA <%= ip %>"');
+  const wrongFamily = builtin.replace('answer "<%= rr %>"', `answer "<%= rr.replace(' IN A ', ' IN AAAA ') %>"`);
   assert.is.not(wrongFamily, builtin);
   const template = join(cluster.dir, 'wrong-family.eta');
   await writeFile(template, wrongFamily);

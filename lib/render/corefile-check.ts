@@ -3,7 +3,7 @@ import { parseGoDuration } from '../grammar/go-duration.js';
 import { parseHostPort } from '../grammar/host-port.js';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
 import { LIMITS } from '../model.js';
-import { re2SyntaxError } from './re2-syntax.js';
+import { re2Parse } from './re2-syntax.js';
 
 /*
  * CoreDNS ignores a Corefile that does not parse, but one that parses and then fails at
@@ -165,12 +165,20 @@ const RR_TYPES = new Set(['A', 'AAAA', 'ANY', 'CNAME', 'TXT', 'SRV', 'PTR', 'MX'
 const CLASSES = new Set(['IN', 'CH', 'HS', 'ANY']);
 const NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.?$/i;
 
-function checkAnswer(answer: Token, blockType: string): void {
+/** The template actions lbdns writes: the query name, and a capture of the regex that matched it. */
+const ACTIONS = /\{\{ (?:\.Name|index \.Match ([1-9][0-9]*)) \}\}/g;
+
+/** Checks one answer RR; returns the highest `.Match` index it uses (0: none). */
+function checkAnswer(answer: Token, blockType: string): number {
   const fail = (msg: string): never => {
     throw new RenderError(`Corefile line ${answer.line}: answer ${quote(answer.text)} ${msg}`);
   };
-  const text = answer.text.replaceAll('{{ .Name }}', 'probe.example.');
-  if (text.includes('{{') || text.includes('}}')) fail('uses a template action other than {{ .Name }}');
+  let capture = 0;
+  const text = answer.text.replace(ACTIONS, (_, index: string | undefined) => {
+    if (index !== undefined) capture = Math.max(capture, Number(index));
+    return 'probe.example.';
+  });
+  if (text.includes('{{') || text.includes('}}')) fail('uses a template action other than {{ .Name }} and {{ index .Match N }}');
   const fields = text.trim().split(/\s+/);
   if (fields.length !== 5) fail('is not "NAME TTL CLASS TYPE DATA"');
   const [name, ttl, cls, type, data] = fields as [string, string, string, string, string];
@@ -180,11 +188,12 @@ function checkAnswer(answer: Token, blockType: string): void {
   if (type.toUpperCase() === 'CNAME') {
     // A chain's CNAMEs precede its final addresses in one answer (see NOTES: templates answer whole chains).
     if (!NAME.test(data) || !data.endsWith('.')) fail(`has CNAME target ${quote(data)}, not an absolute DNS name ending in a dot`);
-    return;
+    return capture;
   }
   if (type.toUpperCase() !== blockType) fail(`is a ${type} record inside a template for ${blockType}: CoreDNS would SERVFAIL`);
   const ip = canonicalIp(data);
   if (ip === null || ipFamily(ip) !== (blockType === 'A' ? 4 : 6)) fail(`has ${quote(data)}, not an IPv${blockType === 'A' ? 4 : 6} address`);
+  return capture;
 }
 
 function checkTemplate(d: Directive): void {
@@ -196,20 +205,27 @@ function checkTemplate(d: Directive): void {
   if (cls === undefined || !CLASSES.has(cls)) fail(`invalid class ${quote(d.args[0]?.text ?? '')}`);
   if (type === undefined || !RR_TYPES.has(type)) fail(`invalid type ${quote(d.args[1]?.text ?? '')}`);
   for (const zone of d.args.slice(2)) if (!NAME.test(zone.text)) fail(`invalid zone ${quote(zone.text)}`);
+  // Without a match line CoreDNS matches `.*`, which captures nothing.
+  let captures: number | undefined;
+  let used: { index: number; line: number } = { index: 0, line: d.line };
   for (const line of d.block ?? []) {
     const [key, ...rest] = line;
     switch (key?.text) {
       case 'match':
         if (rest.length === 0) fail('match without a regex');
         for (const r of rest) {
-          const why = re2SyntaxError(r.text);
-          if (why !== null) throw new RenderError(`Corefile line ${r.line}: template: invalid regex ${quote(r.text)} for CoreDNS (Go RE2 syntax): ${why}`);
+          const parsed = re2Parse(r.text);
+          if ('error' in parsed) throw new RenderError(`Corefile line ${r.line}: template: invalid regex ${quote(r.text)} for CoreDNS (Go RE2 syntax): ${parsed.error}`);
+          captures = Math.min(captures ?? Infinity, parsed.captures);
         }
         break;
       case 'answer':
         if (rest.length === 0) fail('answer without a record');
         if (type !== 'A' && type !== 'AAAA') fail(`answers are only checked for A and AAAA blocks, not ${type}`);
-        for (const a of rest) checkAnswer(a, type as string);
+        for (const a of rest) {
+          const index = checkAnswer(a, type as string);
+          if (index > used.index) used = { index, line: a.line };
+        }
         break;
       case 'fallthrough':
         break;
@@ -217,6 +233,8 @@ function checkTemplate(d: Directive): void {
         fail(`unexpected ${quote(key?.text)} in a template block`);
     }
   }
+  // Go's template fails on an index past the regex's groups, and the query gets SERVFAIL.
+  if (used.index > (captures ?? 0)) throw new RenderError(`Corefile line ${used.line}: template: an answer uses {{ index .Match ${used.index} }}, but a match regex of the block has only ${captures ?? 0} capturing group${captures === 1 ? '' : 's'}`);
 }
 
 /** CoreDNS's hosts setup refuses a ttl outside this range. */

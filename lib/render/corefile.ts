@@ -3,6 +3,7 @@ import { Eta } from 'eta';
 import { checkCorefile } from './corefile-check.js';
 import { RenderError } from '../errors.js';
 import type { RecordSet } from '../model.js';
+import { templateBlocks, type TemplateBlock } from './template-blocks.js';
 
 /*
  * autoEscape off: eta's HTML escaping would mangle a Corefile; values are validated instead.
@@ -88,6 +89,9 @@ function runtimeError(source: string, err: unknown): RenderError {
   return new RenderError(`template ${source}${line === undefined ? '' : ` line ${line}`} failed: ${cause}`);
 }
 
+/** What a template sees as `it`: the record set, and its names as CoreDNS template blocks. */
+export type CorefileData = RecordSet & { readonly templates: readonly TemplateBlock[] };
+
 /**
  * RecordSet → Corefile text, checked. `source` names the template in messages. Pure: the
  * same record set and template always give the same bytes (no timestamps), so an
@@ -96,9 +100,10 @@ function runtimeError(source: string, err: unknown): RenderError {
 export function renderCorefile(recordSet: RecordSet, template: string, source: string): string {
   let text: string;
   const fn = compile(template, source);
+  const data: CorefileData = { ...recordSet, templates: templateBlocks(recordSet.names, recordSet.ttl) };
   try {
     // The built-in template is lbdns's own code: only an admin's template runs under the limit.
-    text = source === 'builtin' ? fn.call(eta, recordSet, {}) : withinTimeLimit(() => fn.call(eta, recordSet, {}));
+    text = source === 'builtin' ? fn.call(eta, data, {}) : withinTimeLimit(() => fn.call(eta, data, {}));
   } catch (err) {
     throw runtimeError(source, err);
   }

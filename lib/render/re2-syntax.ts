@@ -73,6 +73,8 @@ interface Frame {
 class Parser {
   private readonly c: readonly string[];
   private i = 0;
+  /** Capturing groups, numbered or named: the indexes `.Match` has beyond the whole match. */
+  captures = 0;
 
   constructor(pattern: string) {
     // Go reads runes; a JavaScript string iterates by code point, which is the same thing here.
@@ -96,6 +98,7 @@ class Parser {
             if (this.perlFlags()) frames.push({ done: [], current: [] });
           } else {
             this.i++;
+            this.captures++;
             frames.push({ done: [], current: [] });
           }
           break;
@@ -197,6 +200,7 @@ class Parser {
       const name = this.c.slice(start + 4, end).join('');
       if (!/^[A-Za-z0-9_]+$/.test(name)) refuse(`invalid named capture ${this.c.slice(start, end + 1).join('')}`);
       this.i = end + 1;
+      this.captures++;
       return true;
     }
     const three = this.c.slice(start, start + 4).join('');
@@ -367,13 +371,15 @@ class Parser {
   }
 }
 
-/** Why Go's regexp.Compile would refuse `pattern`, or null when it compiles. */
-export function re2SyntaxError(pattern: string): string | null {
+/** Why Go's regexp.Compile would refuse `pattern`, or else how many capturing groups it has. */
+export function re2Parse(pattern: string): { readonly error: string } | { readonly captures: number } {
+  const parser = new Parser(pattern);
   try {
-    new Parser(pattern).parse();
-    return null;
+    parser.parse();
+    return { captures: parser.captures };
   } catch (err) {
-    if (err instanceof Re2Refusal) return err.message;
+    if (err instanceof Re2Refusal) return { error: err.message };
     throw err;
   }
 }
+

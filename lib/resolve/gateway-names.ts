@@ -134,48 +134,64 @@ export interface GatewayAnswer {
 const MAX_CHAIN = 8;
 
 /**
- * Answers a name the way a client in this cluster's geo would be answered: a geo set picks
+ * Answers names the way a client in this cluster's geo would be answered: a geo set picks
  * `geoCode`, else the default geo (`*`); a weighted set (several targets) is answered with all
  * its targets' addresses at its own name, weighted for `loadbalance weighted`; one target is a
- * CNAME hop. External targets give the addresses lbdns resolved for them.
+ * CNAME hop. External targets give the addresses lbdns resolved for them. Each name is
+ * answered once per record set: a host's chain reuses the answers of the names it leads to.
  */
-export function answerGatewayName(name: string, names: AcceptedGatewayNames, geoCode: string | undefined, resolutions: ReadonlyMap<string, Resolution>, depth = 0, ttlHint = 60): GatewayAnswer {
-  const none: GatewayAnswer = { chain: [], owner: name, v4: [], v6: [], ttl: ttlHint, weights: undefined };
-  if (depth > MAX_CHAIN) return none;
-  const claims = names.byName.get(name);
-  if (claims === undefined) {
-    const r = resolutions.get(name);
-    return r ? { ...none, v4: r.v4, v6: r.v6 } : none;
-  }
-  const endpoints = claims.map((c) => c.endpoint);
-  if (endpoints[0]?.recordType !== 'CNAME') {
-    const { v4, v6 } = splitFamilies(endpoints.flatMap((e) => e.targets));
-    const weighted = endpoints.some((e) => e.weight !== undefined);
-    const weights = weighted ? new Map(endpoints.flatMap((e) => e.targets.map((t): [string, number] => [t, e.weight ?? 1]))) : undefined;
-    return { chain: [], owner: name, v4, v6, ttl: Math.min(...endpoints.map((e) => e.ttl)), weights };
-  }
-  let set = endpoints;
-  if (set.some((e) => e.geo !== undefined)) {
-    const wanted = set.filter((e) => geoCode !== undefined && e.geo === geoCode);
-    set = wanted.length > 0 ? wanted.slice(0, 1) : set.filter((e) => e.geo === '*').slice(0, 1);
-    if (set.length === 0) return none;
-  }
-  const ttl = Math.min(...set.map((e) => e.ttl));
-  if (set.length === 1) {
-    const target = (set[0] as GatewayEndpoint).targets[0] as string;
-    const rest = answerGatewayName(target, names, geoCode, resolutions, depth + 1, ttl);
-    return { ...rest, chain: [{ owner: name, target, ttl }, ...rest.chain] };
-  }
-  const weights = new Map<string, number>();
-  const v4 = new Set<string>();
-  const v6 = new Set<string>();
-  for (const e of set) {
-    const sub = answerGatewayName(e.targets[0] as string, names, geoCode, resolutions, depth + 1, e.ttl);
-    for (const ip of sub.v4) v4.add(ip);
-    for (const ip of sub.v6) v6.add(ip);
-    for (const ip of [...sub.v4, ...sub.v6]) weights.set(ip, Math.max(weights.get(ip) ?? 0, e.weight ?? 1));
-  }
-  return { chain: [], owner: name, ...splitFamilies([...v4, ...v6]), ttl, weights };
+export function gatewayAnswerer(names: AcceptedGatewayNames, geoCode: string | undefined, resolutions: ReadonlyMap<string, Resolution>): (name: string) => GatewayAnswer {
+  const answered = new Map<string, GatewayAnswer>();
+  const pending = new Set<string>();
+  const answer = (name: string, ttlHint: number): GatewayAnswer => {
+    const known = answered.get(name);
+    if (known !== undefined) return known;
+    const none: GatewayAnswer = { chain: [], owner: name, v4: [], v6: [], ttl: ttlHint, weights: undefined };
+    // A loop has no addresses; it is left unserved like any name without one.
+    if (pending.has(name)) return none;
+    pending.add(name);
+    const result = compute(name, none);
+    pending.delete(name);
+    answered.set(name, result.chain.length > MAX_CHAIN ? none : result);
+    return answered.get(name) as GatewayAnswer;
+  };
+  const compute = (name: string, none: GatewayAnswer): GatewayAnswer => {
+    const claims = names.byName.get(name);
+    if (claims === undefined) {
+      const r = resolutions.get(name);
+      return r ? { ...none, v4: r.v4, v6: r.v6 } : none;
+    }
+    const endpoints = claims.map((c) => c.endpoint);
+    if (endpoints[0]?.recordType !== 'CNAME') {
+      const { v4, v6 } = splitFamilies(endpoints.flatMap((e) => e.targets));
+      const weighted = endpoints.some((e) => e.weight !== undefined);
+      const weights = weighted ? new Map(endpoints.flatMap((e) => e.targets.map((t): [string, number] => [t, e.weight ?? 1]))) : undefined;
+      return { chain: [], owner: name, v4, v6, ttl: Math.min(...endpoints.map((e) => e.ttl)), weights };
+    }
+    let set = endpoints;
+    if (set.some((e) => e.geo !== undefined)) {
+      const wanted = set.filter((e) => geoCode !== undefined && e.geo === geoCode);
+      set = wanted.length > 0 ? wanted.slice(0, 1) : set.filter((e) => e.geo === '*').slice(0, 1);
+      if (set.length === 0) return none;
+    }
+    const ttl = Math.min(...set.map((e) => e.ttl));
+    if (set.length === 1) {
+      const target = (set[0] as GatewayEndpoint).targets[0] as string;
+      const rest = answer(target, ttl);
+      return { ...rest, chain: [{ owner: name, target, ttl }, ...rest.chain] };
+    }
+    const weights = new Map<string, number>();
+    const v4 = new Set<string>();
+    const v6 = new Set<string>();
+    for (const e of set) {
+      const sub = answer(e.targets[0] as string, e.ttl);
+      for (const ip of sub.v4) v4.add(ip);
+      for (const ip of sub.v6) v6.add(ip);
+      for (const ip of [...sub.v4, ...sub.v6]) weights.set(ip, Math.max(weights.get(ip) ?? 0, e.weight ?? 1));
+    }
+    return { chain: [], owner: name, ...splitFamilies([...v4, ...v6]), ttl, weights };
+  };
+  return (name) => answer(name, 60);
 }
 
 /** CoreDNS reads weights 1–255 (a 0 makes its pick divide by zero): larger sets are scaled down, 0 becomes 1. */

@@ -186,8 +186,40 @@ export interface CorefileAnswers {
 }
 
 /**
- * Reads the answers out of the built-in template's output: each served name opens with
- * `# NAME (SOURCE)` and owns the `answer` lines of the two template blocks after it; node
+ * The names a built-in `match` regex stands for: literal labels, `(?:a|b)` alternations, a
+ * capture `( … )` and a wildcard's `(?:[^.]+\.)+`, which comes back as `*.`.
+ */
+export function namesOfMatch(regex: string): string[] {
+  const body = regex.replace(/^\^/, '').replace(/\$$/, '').replace('(?:[^.]+\\.)+', '*.');
+  let i = 0;
+  const sequence = (): string[] => {
+    let out = [''];
+    while (i < body.length && body[i] !== '|' && body[i] !== ')') {
+      let part: string[];
+      if (body.startsWith('(?:', i) || body[i] === '(') {
+        i += body.startsWith('(?:', i) ? 3 : 1;
+        part = [];
+        for (;;) {
+          part.push(...sequence());
+          if (body[i++] === ')') break;
+        }
+      } else if (body.startsWith('\\.', i)) {
+        i += 2;
+        part = ['.'];
+      } else {
+        part = [body[i++] as string];
+      }
+      out = out.flatMap((o) => part.map((p) => o + p));
+    }
+    return out;
+  };
+  return sequence().map((name) => name.replace(/\.$/, ''));
+}
+
+/**
+ * Reads the answers out of the built-in template's output: each block pair opens with a
+ * `#` comment, its first `match` regex says which names it serves (one, or a group that
+ * shares its answers), and they own the `answer` lines of its two template blocks; node
  * records are the `hosts` block's `IP NAME FQDN` lines.
  */
 export function parseCorefile(text: string): CorefileAnswers {
@@ -198,14 +230,17 @@ export function parseCorefile(text: string): CorefileAnswers {
   let inHosts = false;
   for (const line of text.split('\n')) {
     const trimmed = line.trim();
-    const heading = /^# (\S+) \(.*\)$/.exec(trimmed);
-    if (heading && line.startsWith('    #')) {
-      current = [];
-      names.set(heading[1] ?? '', current);
+    if (line.startsWith('    # ')) {
+      current = undefined;
       continue;
     }
-    // The owner is the query name, or a CNAME chain's last name (Gateway DNS).
-    const answer = /^answer "(?:\{\{ \.Name \}\}|\S+) \d+ IN (A|AAAA) (\S+)"$/.exec(trimmed);
+    const match = /^match (\S+)$/.exec(trimmed);
+    if (match && current === undefined) {
+      current = [];
+      for (const name of namesOfMatch(match[1] ?? '')) names.set(name, current);
+    }
+    // The owner is the query name, or a CNAME chain's last name (Gateway DNS), either maybe written with template actions.
+    const answer = /^answer ".+ \d+ IN (A|AAAA) (\S+)"$/.exec(trimmed);
     if (answer && current) current.push(`${answer[1]} ${answer[2]}`);
     if (trimmed === 'hosts {') {
       inHosts = true;

@@ -9,7 +9,7 @@
  * - `template` (plugin/template/template.go): every template block of a server block is one
  *   handler, tried in Corefile order. A block whose zone, class and type fit but whose regexes
  *   all miss is skipped with `fallthrough`, else SERVFAIL; a block that matches answers
- *   NOERROR with its answers, none giving NODATA. Only `{{ .Name }}` actions and A/AAAA
+ *   NOERROR with its answers, none giving NODATA. Only `{{ .Name }}` and `{{ index .Match N }}` actions and A/AAAA
  *   answers are emulated; anything else is refused when loading.
  * - `hosts` (plugin/hosts): inline entries only (the hosts file, /etc/hosts by default, is not
  *   read, so no test depends on the machine's), ttl, no_reverse, fallthrough; a known name
@@ -62,6 +62,8 @@ const PLUGIN_ORDER = ['reload', 'ready', 'health', 'errors', 'log', 'loadbalance
 type PluginName = (typeof PLUGIN_ORDER)[number];
 const NO_EFFECT: ReadonlySet<string> = new Set(['reload', 'ready', 'health', 'errors', 'log']);
 const GO_NAME_ACTION = /\{\{\s*\.Name\s*\}\}/g;
+/** `{{ index .Match N }}`: submatch N of the regex that matched (Go's template fails past the last). */
+const GO_MATCH_ACTION = /\{\{\s*index\s+\.Match\s+([0-9]+)\s*\}\}/g;
 
 interface Request {
   readonly id: number;
@@ -215,8 +217,8 @@ function parseTemplate(d: Directive, blockZones: readonly string[]): TemplateRul
       regexes.push(...rest.map((r) => new RegExp(r)));
     } else if (key === 'answer') {
       for (const a of rest) {
-        if (a.replace(GO_NAME_ACTION, '').includes('{{')) fail(d.line, `template: answer "${a}" uses a Go template action other than {{ .Name }}`);
-        parseAddressRr(a.replace(GO_NAME_ACTION, 'probe.example.'), d.line);
+        if (a.replace(GO_NAME_ACTION, '').replace(GO_MATCH_ACTION, '').includes('{{')) fail(d.line, `template: answer "${a}" uses a Go template action other than {{ .Name }} and {{ index .Match N }}`);
+        parseAddressRr(a.replace(GO_NAME_ACTION, 'probe.example.').replace(GO_MATCH_ACTION, 'probe.example.'), d.line);
       }
       answers.push(...rest);
     } else if (key === 'fallthrough') {
@@ -244,11 +246,21 @@ function templateHandler(rules: readonly TemplateRule[]): Handler {
       if (matchZone(rule.zones, req.name) === null) continue;
       if (rule.qclass !== 'ANY' && qclass !== 'ANY' && qclass !== rule.qclass) continue;
       if (rule.qtype !== 'ANY' && req.type !== 'ANY' && req.type !== rule.qtype) continue;
-      if (!rule.regexes.some((r) => r.test(req.name))) {
+      const matched = rule.regexes.map((r) => r.exec(req.name)).find((m) => m !== null);
+      if (matched === undefined) {
         if (fallsThrough(rule.fall, req.name)) continue;
         return { rcode: RCODE.SERVFAIL };
       }
-      const answers = rule.answers.map((a) => parseAddressRr(a.replace(GO_NAME_ACTION, req.name), 0));
+      let failed = false;
+      const texts = rule.answers.map((a) =>
+        a.replace(GO_NAME_ACTION, req.name).replace(GO_MATCH_ACTION, (_, index: string) => {
+          const group = matched[Number(index)];
+          if (group === undefined) failed = true;
+          return group ?? '';
+        }),
+      );
+      if (failed) return { rcode: RCODE.SERVFAIL };
+      const answers = texts.map((t) => parseAddressRr(t, 0));
       return { reply: { ...emptyReply(RCODE.NOERROR, packet.AUTHORITATIVE_ANSWER), answers } };
     }
     return next();

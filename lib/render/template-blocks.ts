@@ -1,0 +1,140 @@
+import { LB_NAMES, type NameRecord } from '../model.js';
+
+/** One pair of CoreDNS `template` blocks (A and AAAA): the names it matches and the records it answers. */
+export interface TemplateBlock {
+  /** What the block serves, for the comment above it: the name (or the first and last of a group) and its sources. */
+  readonly comment: string;
+  readonly zone: string;
+  /** Anchored RE2 regex of the query names (lower case, with the trailing dot). */
+  readonly match: string;
+  /** The answer records of the A block, then the AAAA block: a chain's CNAMEs, then its addresses. */
+  readonly a: readonly string[];
+  readonly aaaa: readonly string[];
+}
+
+const GO_NAME = '{{ .Name }}';
+/** The regex's capture of the query name's parent (with its trailing dot), in a block that captures it. */
+const GO_PARENT = '{{ index .Match 1 }}';
+const escapeDots = (name: string): string => name.replaceAll('.', '\\.');
+/** The sources named in a group's comment; the rest are counted (`display` lists every one). */
+const COMMENT_SOURCES = 3;
+/**
+ * Names in one block at most: with names of 253 characters its regex stays far below the
+ * size Go's regexp compiles (about 3 million instructions), and a query tries fewer branches.
+ */
+const BLOCK_NAMES = 1000;
+const LB_SOURCES: ReadonlySet<string> = new Set(LB_NAMES);
+
+const usesParent = (rr: string): boolean => rr.includes(GO_PARENT);
+
+function labelCount(name: string): number {
+  let count = 1;
+  for (let i = name.indexOf('.'); i >= 0; i = name.indexOf('.', i + 1)) count++;
+  return count;
+}
+
+/** The labels after the first. */
+const parentOf = (name: string): string => name.slice(name.indexOf('.') + 1);
+
+/**
+ * `target` as an answer field: the query name itself, a name under it or under its parent
+ * written relative to `{{ .Name }}` or the captured parent, else absolute. Relative fields
+ * let the names of one Gateway share a block: `klb.<host>` and `<geo>.klb.<host>` are the
+ * same answer for every host. A wildcard's query name is not the wildcard: only its first
+ * owner is relative there.
+ */
+function relative(target: string, name: string, relativeParent: boolean): string {
+  if (name.startsWith('*.')) return `${target}.`;
+  if (target === name) return GO_NAME;
+  if (target.endsWith(`.${name}`)) return `${target.slice(0, -name.length)}${GO_NAME}`;
+  const parent = parentOf(name);
+  if (relativeParent && target.endsWith(`.${parent}`)) return `${target.slice(0, -parent.length)}${GO_PARENT}`;
+  return `${target}.`;
+}
+
+function answers(n: NameRecord, clusterTtl: number, relativeParent: boolean): { a: string[]; aaaa: string[] } {
+  const chain = (n.chain ?? []).map((c, i) => `${i === 0 ? GO_NAME : relative(c.owner, n.name, relativeParent)} ${c.ttl} IN CNAME ${relative(c.target, n.name, relativeParent)}`);
+  const owner = n.addressOwner ? relative(n.addressOwner, n.name, relativeParent) : GO_NAME;
+  const ttl = n.addressTtl ?? clusterTtl;
+  return {
+    a: [...chain, ...n.v4.map((ip) => `${owner} ${ttl} IN A ${ip}`)],
+    aaaa: [...chain, ...n.v6.map((ip) => `${owner} ${ttl} IN AAAA ${ip}`)],
+  };
+}
+
+function commonSuffix(names: readonly string[]): string {
+  let labels = (names[0] ?? '').split('.');
+  for (const name of names) {
+    const other = name.split('.');
+    let k = 0;
+    while (k < labels.length && k < other.length && labels[labels.length - 1 - k] === other[other.length - 1 - k]) k++;
+    labels = labels.slice(labels.length - k);
+  }
+  return labels.join('.');
+}
+
+/** `^(?:a|b)\.zone\.$` for names a.zone and b.zone: sorted, so RE2 factors neighbours' common prefixes. */
+function alternation(names: readonly string[], zone: string): string {
+  const prefixes = names.map((n) => escapeDots(n.slice(0, -zone.length - 1))).sort();
+  return `${prefixes.length === 1 ? prefixes[0] : `(?:${prefixes.join('|')})`}\\.${escapeDots(zone)}\\.`;
+}
+
+interface Group {
+  readonly members: NameRecord[];
+  readonly a: readonly string[];
+  readonly aaaa: readonly string[];
+  /** The answers use the captured parent: members share their first label, the regex captures the rest. */
+  readonly captured: boolean;
+}
+
+function blockOf({ members, a, aaaa, captured }: Group): TemplateBlock {
+  const first = members[0] as NameRecord;
+  const sources = [...new Set(members.map((m) => m.source))];
+  const from = `${sources.slice(0, COMMENT_SOURCES).join(', ')}${sources.length > COMMENT_SOURCES ? ` and ${sources.length - COMMENT_SOURCES} more` : ''}`;
+  const names = members.map((m) => m.name).sort();
+  const comment = names.length === 1 ? `${first.name} (${from})` : `${names.length} names, ${names[0]} … ${names.at(-1)} (${from})`;
+  if (captured) {
+    const parents = members.map((m) => parentOf(m.name));
+    const zone = commonSuffix(parents.map(parentOf));
+    const label = escapeDots(first.name.slice(0, first.name.indexOf('.')));
+    return { comment, zone, match: `^${label}\\.(${alternation(parents, zone)})$`, a, aaaa };
+  }
+  if (members.length === 1) return { comment, zone: first.zone, match: first.match, a, aaaa };
+  const wildcard = first.name.startsWith('*.');
+  const bodies = members.map((m) => (wildcard ? m.name.slice(2) : m.name));
+  const zone = commonSuffix(bodies.map(parentOf));
+  return { comment, zone, match: `^${wildcard ? '(?:[^.]+\\.)+' : ''}${alternation(bodies, zone)}$`, a, aaaa };
+}
+
+/**
+ * The template blocks that serve `names` (in the record set's order: exact names first, then
+ * the deepest wildcard). Names whose answers are the same once written relative to the query
+ * name share one block with an alternation regex: 10,000 Gateway hosts in 200 Gateways are a
+ * few hundred blocks, not 10,000. The cluster's own LB names keep a block each, where an
+ * admin looks for them.
+ */
+export function templateBlocks(names: readonly NameRecord[], clusterTtl: number): TemplateBlock[] {
+  const blocks: Group[] = [];
+  const open = new Map<string, Group>();
+  for (const n of names) {
+    const wildcard = n.name.startsWith('*.');
+    const body = wildcard ? n.name.slice(2) : n.name;
+    const labels = labelCount(body);
+    // A captured parent needs a zone above it: three labels at least. Without a parent-relative
+    // field the answers are the same either way.
+    const { a, aaaa } = answers(n, clusterTtl, !wildcard && labels >= 3);
+    const captured = a.some(usesParent) || aaaa.some(usesParent);
+    // Exact names never overlap, nor do wildcards of one depth: a group keeps the order's meaning.
+    const tier = wildcard ? `*${labels}` : captured ? `^${body.slice(0, body.indexOf('.'))}` : '';
+    const single = LB_SOURCES.has(n.source) || labels === 1;
+    const key = single ? `=${n.name}` : `${tier} ${body.slice(body.lastIndexOf('.') + 1)}\n${a.join('\n')}\n\n${aaaa.join('\n')}`;
+    let group = open.get(key);
+    if (group === undefined || group.members.length === BLOCK_NAMES) {
+      group = { members: [], a, aaaa, captured };
+      open.set(key, group);
+      blocks.push(group);
+    }
+    group.members.push(n);
+  }
+  return blocks.map(blockOf);
+}
