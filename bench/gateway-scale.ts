@@ -13,6 +13,7 @@ import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
 import type { KubeObject } from '../test/support/kube-api-server.js';
 import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
+import { parseCorefile } from '../test/support/cluster-fixture.js';
 import { CorefileWatcher, figure, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
 const GATEWAYS = 200;
@@ -35,22 +36,26 @@ function objects(): { gateways: KubeObject[]; policies: KubeObject[] } {
   return { gateways, policies };
 }
 
-function renderOnce(gateways: readonly KubeObject[], policies: readonly KubeObject[]): { ms: number; names: number } {
+/** One render from the objects: the sources' endpoints, then record set → Corefile text with its check, timed apart. */
+function renderOnce(gateways: readonly KubeObject[], policies: readonly KubeObject[]): { sourcesMs: number; renderMs: number; names: number; bytes: number } {
   const started = performance.now();
   const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
   inputs.set('gateways', gateways);
   inputs.set('dnspolicies', policies);
-  const spec = { ...specFromConfig(EXAMPLE_CONFIG, EXAMPLE_CONFIG.upstreams ?? []), gateway: { zones: [ZONE], geoCode: undefined, owners: inputs.contribution().gatewayOwners ?? [] } };
+  const owners = inputs.contribution().gatewayOwners ?? [];
+  const sourced = performance.now();
+  const spec = { ...specFromConfig(EXAMPLE_CONFIG, EXAMPLE_CONFIG.upstreams ?? []), gateway: { zones: [ZONE], geoCode: undefined, owners } };
   const { recordSet } = buildRecordSet(spec, new Map());
-  renderCorefile(recordSet, builtinTemplate(), 'builtin');
-  return { ms: performance.now() - started, names: recordSet.names.length };
+  const text = renderCorefile(recordSet, builtinTemplate(), 'builtin');
+  return { sourcesMs: sourced - started, renderMs: performance.now() - sourced, names: recordSet.names.length, bytes: text.length };
 }
 
 async function run(): Promise<BenchResult> {
   const { gateways, policies } = objects();
   progress(`gateway-scale: ${GATEWAYS * LISTENERS} listener hosts, in process`);
   const renders = Array.from({ length: 7 }, () => renderOnce(gateways, policies));
-  const renderMs = median(renders.map((r) => r.ms));
+  const renderMs = median(renders.map((r) => r.renderMs));
+  const sourcesMs = median(renders.map((r) => r.sourcesMs));
 
   const cluster = await startGatewayCluster();
   let watcher: CorefileWatcher | undefined;
@@ -59,7 +64,7 @@ async function run(): Promise<BenchResult> {
     for (const o of [...gateways, ...policies]) cluster.server.create(o);
     watcher = await CorefileWatcher.open(cluster.out);
     const last = host(GATEWAYS - 1, LISTENERS - 1);
-    const first = watcher.next((text) => text.includes(last), 120_000, 'the first Corefile with every Gateway host');
+    const first = watcher.next((text) => parseCorefile(text).names.has(last), 120_000, 'the first Corefile with every Gateway host');
     monitor = await spawnMonitor({ kubeconfig: cluster.kubeconfig, out: cluster.out, extra: ['--gateway-zone', ZONE] });
     const firstAt = (await first).at - monitor.spawnedAt;
     await sleep(5000);
@@ -74,13 +79,17 @@ async function run(): Promise<BenchResult> {
       latencies.push((await written).at - start);
     }
     const p99 = percentile(latencies, 99);
+    const afterPatches = await procStats(monitor.pid);
     return {
       title: 'Gateway DNS scale',
-      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. Render: Gateway sources → record set → Corefile text with its structural check, in this process, median of ${renders.length} (${renders[0]?.names ?? 0} names in the record set). Monitor: the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first Corefile; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a Corefile serving the new address in place.`,
+      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. Render: the Gateway sources' endpoints, then record set → Corefile text with its structural check, timed apart, in this process, median of ${renders.length} (${renders[0]?.names ?? 0} names in the record set). Monitor: the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first Corefile; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a Corefile serving the new address in place.`,
       figures: [
         figure('record set + render + check, 10,000 hosts', ms(renderMs), { text: `≤ ${TARGETS.renderMs} ms`, met: renderMs <= TARGETS.renderMs }),
+        figure(`sources: ${GATEWAYS} Gateways and DNSPolicies → endpoints`, ms(sourcesMs)),
+        figure('Corefile size', `${((renders[0]?.bytes ?? 0) / 1e6).toFixed(2)} MB`),
         figure('monitor: first Corefile with every host, from spawn', ms(firstAt)),
         figure('monitor: RSS after the first Corefile', mib(settled.rssKiB), { text: `≤ ${TARGETS.rssMiB} MiB`, met: settled.rssKiB / 1024 <= TARGETS.rssMiB }),
+        figure(`monitor: RSS after the ${CHANGES} patches`, mib(afterPatches.rssKiB), { text: `≤ ${TARGETS.rssMiB} MiB`, met: afterPatches.rssKiB / 1024 <= TARGETS.rssMiB }),
         figure('Gateway status patch → Corefile replaced, p50 / p99', `${ms(median(latencies))} / ${ms(p99)}`, { text: `p99 ≤ ${TARGETS.patchP99Ms} ms`, met: p99 <= TARGETS.patchP99Ms }),
       ],
     };

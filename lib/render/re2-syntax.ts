@@ -6,7 +6,8 @@
  * the way Go's regexp/syntax parser (parse.go, with the Perl flags regexp.Compile uses) does,
  * as of Go 1.19, which builds the oldest CoreDNS lbdns supports (1.10.1 in OpenShift 4.13):
  * what later Go added (`(?<name>…)`, loose Unicode class names) is refused here.
- * Go's size and nesting-depth limits are left out: a regex for DNS names comes nowhere near them.
+ * Go's size and nesting-depth limits are left out: lbdns's largest regex, an alternation of
+ * 1,000 names of at most 253 characters, is a tenth of the size limit and nests a few levels.
  * Not re2js: it follows later Go, accepting `(?<name>…)` and Unicode 14 scripts that Go 1.19 refuses.
  */
 
@@ -371,15 +372,29 @@ class Parser {
   }
 }
 
+type Re2Result = { readonly error: string } | { readonly captures: number };
+
+/**
+ * Each render checks every regex again, and one Gateway's change leaves the others' as they
+ * were: results are kept, a bounded number so that no input grows the memory without end.
+ */
+const results = new Map<string, Re2Result>();
+const KEPT_RESULTS = 4096;
+
 /** Why Go's regexp.Compile would refuse `pattern`, or else how many capturing groups it has. */
-export function re2Parse(pattern: string): { readonly error: string } | { readonly captures: number } {
+export function re2Parse(pattern: string): Re2Result {
+  const known = results.get(pattern);
+  if (known !== undefined) return known;
   const parser = new Parser(pattern);
+  let result: Re2Result;
   try {
     parser.parse();
-    return { captures: parser.captures };
+    result = { captures: parser.captures };
   } catch (err) {
-    if (err instanceof Re2Refusal) return { error: err.message };
-    throw err;
+    if (!(err instanceof Re2Refusal)) throw err;
+    result = { error: err.message };
   }
+  if (results.size >= KEPT_RESULTS) results.clear();
+  results.set(pattern, result);
+  return result;
 }
-

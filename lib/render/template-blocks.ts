@@ -1,3 +1,4 @@
+import { labelCount } from '../grammar/validate.js';
 import { LB_NAMES, type NameRecord } from '../model.js';
 
 /** One pair of CoreDNS `template` blocks (A and AAAA): the names it matches and the records it answers. */
@@ -25,14 +26,6 @@ const COMMENT_SOURCES = 3;
 const BLOCK_NAMES = 1000;
 const LB_SOURCES: ReadonlySet<string> = new Set(LB_NAMES);
 
-const usesParent = (rr: string): boolean => rr.includes(GO_PARENT);
-
-function labelCount(name: string): number {
-  let count = 1;
-  for (let i = name.indexOf('.'); i >= 0; i = name.indexOf('.', i + 1)) count++;
-  return count;
-}
-
 /** The labels after the first. */
 const parentOf = (name: string): string => name.slice(name.indexOf('.') + 1);
 
@@ -46,21 +39,28 @@ const parentOf = (name: string): string => name.slice(name.indexOf('.') + 1);
 function relative(target: string, name: string, relativeParent: boolean): string {
   if (name.startsWith('*.')) return `${target}.`;
   if (target === name) return GO_NAME;
-  if (target.endsWith(`.${name}`)) return `${target.slice(0, -name.length)}${GO_NAME}`;
+  if (isUnder(target, name)) return `${target.slice(0, -name.length)}${GO_NAME}`;
   const parent = parentOf(name);
-  if (relativeParent && target.endsWith(`.${parent}`)) return `${target.slice(0, -parent.length)}${GO_PARENT}`;
+  if (relativeParent && isUnder(target, parent)) return `${target.slice(0, -parent.length)}${GO_PARENT}`;
   return `${target}.`;
 }
 
-function answers(n: NameRecord, clusterTtl: number, relativeParent: boolean): { a: string[]; aaaa: string[] } {
-  const chain = (n.chain ?? []).map((c, i) => `${i === 0 ? GO_NAME : relative(c.owner, n.name, relativeParent)} ${c.ttl} IN CNAME ${relative(c.target, n.name, relativeParent)}`);
-  const owner = n.addressOwner ? relative(n.addressOwner, n.name, relativeParent) : GO_NAME;
-  const ttl = n.addressTtl ?? clusterTtl;
-  return {
-    a: [...chain, ...n.v4.map((ip) => `${owner} ${ttl} IN A ${ip}`)],
-    aaaa: [...chain, ...n.v6.map((ip) => `${owner} ${ttl} IN AAAA ${ip}`)],
-  };
+/** `name` is a label or more under `root` (compared in place: this runs for every hop of every name). */
+const isUnder = (name: string, root: string): boolean => name.length > root.length && name.charCodeAt(name.length - root.length - 1) === 0x2e && name.endsWith(root);
+
+/** What a name answers, relative to the query name: its CNAME hops, and the owner and TTL of its addresses. */
+interface Shape {
+  readonly chain: readonly string[];
+  readonly owner: string;
+  readonly ttl: number;
 }
+
+function shapeOf(n: NameRecord, clusterTtl: number, relativeParent: boolean): Shape {
+  const chain = (n.chain ?? []).map((c, i) => `${i === 0 ? GO_NAME : relative(c.owner, n.name, relativeParent)} ${c.ttl} IN CNAME ${relative(c.target, n.name, relativeParent)}`);
+  return { chain, owner: n.addressOwner ? relative(n.addressOwner, n.name, relativeParent) : GO_NAME, ttl: n.addressTtl ?? clusterTtl };
+}
+
+const usesParent = (shape: Shape): boolean => shape.owner.includes(GO_PARENT) || shape.chain.some((hop) => hop.includes(GO_PARENT));
 
 function commonSuffix(names: readonly string[]): string {
   let labels = (names[0] ?? '').split('.');
@@ -122,15 +122,16 @@ export function templateBlocks(names: readonly NameRecord[], clusterTtl: number)
     const labels = labelCount(body);
     // A captured parent needs a zone above it: three labels at least. Without a parent-relative
     // field the answers are the same either way.
-    const { a, aaaa } = answers(n, clusterTtl, !wildcard && labels >= 3);
-    const captured = a.some(usesParent) || aaaa.some(usesParent);
+    const shape = shapeOf(n, clusterTtl, !wildcard && labels >= 3);
+    const captured = usesParent(shape);
     // Exact names never overlap, nor do wildcards of one depth: a group keeps the order's meaning.
     const tier = wildcard ? `*${labels}` : captured ? `^${body.slice(0, body.indexOf('.'))}` : '';
     const single = LB_SOURCES.has(n.source) || labels === 1;
-    const key = single ? `=${n.name}` : `${tier} ${body.slice(body.lastIndexOf('.') + 1)}\n${a.join('\n')}\n\n${aaaa.join('\n')}`;
+    const key = single ? `=${n.name}` : `${tier} ${body.slice(body.lastIndexOf('.') + 1)}\n${shape.chain.join('\n')}\n${shape.owner} ${shape.ttl} ${n.v4.join(' ')} | ${n.v6.join(' ')}`;
     let group = open.get(key);
     if (group === undefined || group.members.length === BLOCK_NAMES) {
-      group = { members: [], a, aaaa, captured };
+      const records = (type: string, ips: readonly string[]) => [...shape.chain, ...ips.map((ip) => `${shape.owner} ${shape.ttl} IN ${type} ${ip}`)];
+      group = { members: [], a: records('A', n.v4), aaaa: records('AAAA', n.v6), captured };
       open.set(key, group);
       blocks.push(group);
     }

@@ -6,18 +6,30 @@ export interface RecordChange {
   readonly to: readonly string[];
 }
 
-type Addresses = Map<string, string[]>;
+interface Served {
+  readonly v4: readonly string[];
+  readonly v6: readonly string[];
+}
 
-const namesOf = (set: RecordSet | undefined): Addresses => new Map((set?.names ?? []).map((n) => [n.name, [...n.v4, ...n.v6]]));
-const nodesOf = (set: RecordSet | undefined): Addresses => new Map((set?.nodes ?? []).map((n) => [n.fqdn, [...n.v4, ...n.v6]]));
+const same = (x: readonly string[], y: readonly string[]): boolean => x.length === y.length && x.every((ip, i) => ip === y[i]);
+const addresses = (s: Served | undefined): string[] => (s === undefined ? [] : [...s.v4, ...s.v6]);
 
-function changesBetween(a: Addresses, b: Addresses): RecordChange[] {
+// A record set is compared twice, as the new one and then as the previous one: its index is kept with it.
+const indexes = new WeakMap<RecordSet, { names: ReadonlyMap<string, Served>; nodes: ReadonlyMap<string, Served> }>();
+function indexOf(set: RecordSet | undefined): { names: ReadonlyMap<string, Served>; nodes: ReadonlyMap<string, Served> } {
+  if (set === undefined) return { names: new Map(), nodes: new Map() };
+  let index = indexes.get(set);
+  if (index === undefined) indexes.set(set, (index = { names: new Map(set.names.map((n) => [n.name, n])), nodes: new Map(set.nodes.map((n) => [n.fqdn, n])) }));
+  return index;
+}
+
+function changesBetween(a: ReadonlyMap<string, Served>, b: ReadonlyMap<string, Served>): RecordChange[] {
   const changes: RecordChange[] = [];
-  for (const name of new Set([...a.keys(), ...b.keys()])) {
-    const from = a.get(name) ?? [];
-    const to = b.get(name) ?? [];
-    if (from.join(' ') !== to.join(' ')) changes.push({ name, from, to });
+  for (const [name, x] of a) {
+    const y = b.get(name);
+    if (y === undefined || !same(x.v4, y.v4) || !same(x.v6, y.v6)) changes.push({ name, from: addresses(x), to: addresses(y) });
   }
+  for (const [name, y] of b) if (!a.has(name)) changes.push({ name, from: [], to: addresses(y) });
   return changes.sort((x, y) => (x.name < y.name ? -1 : 1));
 }
 
@@ -39,6 +51,7 @@ export interface ChangeLog {
  * The LB and DNSRecord names come before the nodes', so a cut never hides an LB's change.
  */
 export function recordChanges(before: RecordSet | undefined, after: RecordSet): ChangeLog {
-  const changes = [...changesBetween(namesOf(before), namesOf(after)), ...changesBetween(nodesOf(before), nodesOf(after))];
+  const [a, b] = [indexOf(before), indexOf(after)];
+  const changes = [...changesBetween(a.names, b.names), ...changesBetween(a.nodes, b.nodes)];
   return changes.length > LOGGED_CHANGES ? { changes: changes.slice(0, LOGGED_CHANGES), moreChanges: changes.length - LOGGED_CHANGES } : { changes };
 }

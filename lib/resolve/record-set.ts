@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors.js';
 import { splitFamilies } from '../grammar/ip.js';
-import { nodeFqdn } from '../grammar/validate.js';
+import { labelCount, nodeFqdn } from '../grammar/validate.js';
 import {
   DEFAULTS,
   LIMITS,
@@ -56,7 +56,7 @@ function matchFor(name: string): { zone: string; match: string } {
 /** Templates are tried in order: exact names first, then the deepest wildcard, so the most specific one answers. */
 function specificityOrder(names: readonly NameRecord[]): NameRecord[] {
   // Keyed once: a comparator that splits names costs more than the rest of a 25,000-name set.
-  const keyed = names.map((n) => ({ n, wildcard: n.name.startsWith('*.') ? 1 : 0, depth: n.name.split('.').length }));
+  const keyed = names.map((n) => ({ n, wildcard: n.name.startsWith('*.') ? 1 : 0, depth: labelCount(n.name) }));
   keyed.sort((a, b) => a.wildcard - b.wildcard || b.depth - a.depth || (a.n.name < b.n.name ? -1 : a.n.name > b.n.name ? 1 : 0));
   return keyed.map((k) => k.n);
 }
