@@ -11,6 +11,7 @@ import { buildRecordSet } from '../lib/resolve/record-set.js';
 import { GatewayInputs } from '../lib/sources/gateway-sources.js';
 import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
+import type { RecordSet } from '../lib/model.js';
 import type { KubeObject } from '../test/support/kube-api-server.js';
 import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
 import { parseCorefile } from '../test/support/cluster-fixture.js';
@@ -24,38 +25,70 @@ const TARGETS = { renderMs: 100, patchP99Ms: 200, rssMiB: 120 } as const;
 const host = (g: number, l: number): string => `h${l}.g${g}.${ZONE}`;
 const address = (g: number, round = 0): string => `10.${100 + round}.${Math.floor(g / 250)}.${(g % 250) + 1}`;
 
+const gatewayObject = (g: number, round = 0): KubeObject =>
+  gateway(
+    `g${g}`,
+    Array.from({ length: LISTENERS }, (_, l) => ({ name: `l${l}`, hostname: host(g, l) })),
+    [{ value: address(g, round) }],
+  );
+
+/** New objects each time: views are kept per object, and a render from nothing must not find them. */
 function objects(): { gateways: KubeObject[]; policies: KubeObject[] } {
   const gateways: KubeObject[] = [];
   const policies: KubeObject[] = [];
   for (let g = 0; g < GATEWAYS; g++) {
-    const listeners = Array.from({ length: LISTENERS }, (_, l) => ({ name: `l${l}`, hostname: host(g, l) }));
-    gateways.push(gateway(`g${g}`, listeners, [{ value: address(g) }]));
+    gateways.push(gatewayObject(g));
     // Every other Gateway load-balanced: half the hosts simple, half a CNAME chain.
     policies.push(dnsPolicy(`g${g}`, { gateway: `g${g}` }, g % 2 === 0 ? {} : { loadBalancing: { weight: 100, geo: 'GEO-EU', defaultGeo: true } }));
   }
   return { gateways, policies };
 }
 
-/** One render from the objects: the sources' endpoints, then record set → Corefile text with its check, timed apart. */
-function renderOnce(gateways: readonly KubeObject[], policies: readonly KubeObject[]): { sourcesMs: number; renderMs: number; names: number; bytes: number } {
+const quiet = { warn: () => undefined, flush: () => undefined };
+const BASE = specFromConfig(EXAMPLE_CONFIG, EXAMPLE_CONFIG.upstreams ?? []);
+
+/** The sources' endpoints, then record set → Corefile text with its check, timed apart. */
+function renderFrom(inputs: GatewayInputs, previous?: RecordSet): { sourcesMs: number; renderMs: number; recordSet: RecordSet; bytes: number } {
   const started = performance.now();
-  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
-  inputs.set('gateways', gateways);
-  inputs.set('dnspolicies', policies);
   const owners = inputs.contribution().gatewayOwners ?? [];
   const sourced = performance.now();
-  const spec = { ...specFromConfig(EXAMPLE_CONFIG, EXAMPLE_CONFIG.upstreams ?? []), gateway: { zones: [ZONE], geoCode: undefined, owners } };
-  const { recordSet } = buildRecordSet(spec, new Map());
+  const { recordSet } = buildRecordSet({ ...BASE, gateway: { zones: [ZONE], geoCode: undefined, owners } }, new Map(), { previous });
   const text = renderCorefile(recordSet, builtinTemplate(), 'builtin');
-  return { sourcesMs: sourced - started, renderMs: performance.now() - sourced, names: recordSet.names.length, bytes: text.length };
+  return { sourcesMs: sourced - started, renderMs: performance.now() - sourced, recordSet, bytes: text.length };
+}
+
+/** Every Gateway and DNSPolicy new: everything is computed. */
+function renderAll(): ReturnType<typeof renderFrom> {
+  const { gateways, policies } = objects();
+  const inputs = new GatewayInputs([ZONE], quiet);
+  inputs.set('gateways', gateways);
+  inputs.set('dnspolicies', policies);
+  return renderFrom(inputs);
+}
+
+/** One Gateway's address changed at a time, as the monitor sees it: the times of each change. */
+function renderChanges(count: number): number[] {
+  const { gateways, policies } = objects();
+  const inputs = new GatewayInputs([ZONE], quiet);
+  inputs.set('dnspolicies', policies);
+  inputs.set('gateways', gateways);
+  let previous = renderFrom(inputs).recordSet;
+  return Array.from({ length: count }, (_, i) => {
+    gateways[i % GATEWAYS] = gatewayObject(i % GATEWAYS, i + 1);
+    inputs.set('gateways', gateways);
+    const r = renderFrom(inputs, previous);
+    previous = r.recordSet;
+    return r.sourcesMs + r.renderMs;
+  });
 }
 
 async function run(): Promise<BenchResult> {
-  const { gateways, policies } = objects();
   progress(`gateway-scale: ${GATEWAYS * LISTENERS} listener hosts, in process`);
-  const renders = Array.from({ length: 7 }, () => renderOnce(gateways, policies));
+  const renders = Array.from({ length: 7 }, renderAll);
   const renderMs = median(renders.map((r) => r.renderMs));
   const sourcesMs = median(renders.map((r) => r.sourcesMs));
+  const changeMs = renderChanges(CHANGES);
+  const { gateways, policies } = objects();
 
   const cluster = await startGatewayCluster();
   let watcher: CorefileWatcher | undefined;
@@ -82,10 +115,11 @@ async function run(): Promise<BenchResult> {
     const afterPatches = await procStats(monitor.pid);
     return {
       title: 'Gateway DNS scale',
-      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. Render: the Gateway sources' endpoints, then record set → Corefile text with its structural check, timed apart, in this process, median of ${renders.length} (${renders[0]?.names ?? 0} names in the record set). Monitor: the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first Corefile; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a Corefile serving the new address in place.`,
+      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. Render: the Gateway sources' endpoints, then record set → Corefile text with its structural check, timed apart, in this process, median of ${renders.length} from new objects (${renders[0]?.recordSet.names.length ?? 0} names in the record set); then ${CHANGES} changes of one Gateway's address each, sources to checked text, in this process. Monitor: the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first Corefile; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a Corefile serving the new address in place.`,
       figures: [
         figure('record set + render + check, 10,000 hosts', ms(renderMs), { text: `≤ ${TARGETS.renderMs} ms`, met: renderMs <= TARGETS.renderMs }),
         figure(`sources: ${GATEWAYS} Gateways and DNSPolicies → endpoints`, ms(sourcesMs)),
+        figure('one Gateway changed: sources to checked text, p50 / max', `${ms(median(changeMs))} / ${ms(Math.max(...changeMs))}`),
         figure('Corefile size', `${((renders[0]?.bytes ?? 0) / 1e6).toFixed(2)} MB`),
         figure('monitor: first Corefile with every host, from spawn', ms(firstAt)),
         figure('monitor: RSS after the first Corefile', mib(settled.rssKiB), { text: `≤ ${TARGETS.rssMiB} MiB`, met: settled.rssKiB / 1024 <= TARGETS.rssMiB }),

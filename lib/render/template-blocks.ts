@@ -106,6 +106,45 @@ function blockOf({ members, a, aaaa, captured }: Group): TemplateBlock {
   return { comment, zone, match: `^${wildcard ? '(?:[^.]+\\.)+' : ''}${alternation(bodies, zone)}$`, a, aaaa };
 }
 
+/** Where a name goes: names with one key answer alike. */
+interface Placement {
+  readonly key: string;
+  readonly shape: Shape;
+  readonly captured: boolean;
+}
+
+// Records are kept across record sets while their answers stay (see record-set.ts): so are their placements and blocks.
+const placements = new WeakMap<NameRecord, { clusterTtl: number; placement: Placement }>();
+const blocksByFirst = new WeakMap<NameRecord, { members: readonly NameRecord[]; block: TemplateBlock }>();
+
+function placementOf(n: NameRecord, clusterTtl: number): Placement {
+  const kept = placements.get(n);
+  if (kept?.clusterTtl === clusterTtl) return kept.placement;
+  const wildcard = n.name.startsWith('*.');
+  const body = wildcard ? n.name.slice(2) : n.name;
+  const labels = labelCount(body);
+  // A captured parent needs a zone above it: three labels at least. Without a parent-relative
+  // field the answers are the same either way.
+  const shape = shapeOf(n, clusterTtl, !wildcard && labels >= 3);
+  const captured = usesParent(shape);
+  // Exact names never overlap, nor do wildcards of one depth: a group keeps the order's meaning.
+  const tier = wildcard ? `*${labels}` : captured ? `^${body.slice(0, body.indexOf('.'))}` : '';
+  const single = LB_SOURCES.has(n.source) || labels === 1;
+  const key = single ? `=${n.name}` : `${tier} ${body.slice(body.lastIndexOf('.') + 1)}\n${shape.chain.join('\n')}\n${shape.owner} ${shape.ttl} ${n.v4.join(' ')} | ${n.v6.join(' ')}`;
+  const placement = { key, shape, captured };
+  placements.set(n, { clusterTtl, placement });
+  return placement;
+}
+
+function keptBlockOf(group: Group): TemplateBlock {
+  const first = group.members[0] as NameRecord;
+  const kept = blocksByFirst.get(first);
+  if (kept !== undefined && kept.members.length === group.members.length && kept.members.every((m, i) => m === group.members[i])) return kept.block;
+  const block = blockOf(group);
+  blocksByFirst.set(first, { members: group.members, block });
+  return block;
+}
+
 /**
  * The template blocks that serve `names` (in the record set's order: exact names first, then
  * the deepest wildcard). Names whose answers are the same once written relative to the query
@@ -117,17 +156,7 @@ export function templateBlocks(names: readonly NameRecord[], clusterTtl: number)
   const blocks: Group[] = [];
   const open = new Map<string, Group>();
   for (const n of names) {
-    const wildcard = n.name.startsWith('*.');
-    const body = wildcard ? n.name.slice(2) : n.name;
-    const labels = labelCount(body);
-    // A captured parent needs a zone above it: three labels at least. Without a parent-relative
-    // field the answers are the same either way.
-    const shape = shapeOf(n, clusterTtl, !wildcard && labels >= 3);
-    const captured = usesParent(shape);
-    // Exact names never overlap, nor do wildcards of one depth: a group keeps the order's meaning.
-    const tier = wildcard ? `*${labels}` : captured ? `^${body.slice(0, body.indexOf('.'))}` : '';
-    const single = LB_SOURCES.has(n.source) || labels === 1;
-    const key = single ? `=${n.name}` : `${tier} ${body.slice(body.lastIndexOf('.') + 1)}\n${shape.chain.join('\n')}\n${shape.owner} ${shape.ttl} ${n.v4.join(' ')} | ${n.v6.join(' ')}`;
+    const { key, shape, captured } = placementOf(n, clusterTtl);
     let group = open.get(key);
     if (group === undefined || group.members.length === BLOCK_NAMES) {
       const records = (type: string, ips: readonly string[]) => [...shape.chain, ...ips.map((ip) => `${shape.owner} ${shape.ttl} IN ${type} ${ip}`)];
@@ -137,5 +166,5 @@ export function templateBlocks(names: readonly NameRecord[], clusterTtl: number)
     }
     group.members.push(n);
   }
-  return blocks.map(blockOf);
+  return blocks.map(keptBlockOf);
 }

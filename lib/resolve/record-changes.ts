@@ -1,4 +1,5 @@
 import type { RecordSet } from '../model.js';
+import { namesOf } from './record-set.js';
 
 export interface RecordChange {
   readonly name: string;
@@ -15,19 +16,19 @@ const same = (x: readonly string[], y: readonly string[]): boolean => x.length =
 const addresses = (s: Served | undefined): string[] => (s === undefined ? [] : [...s.v4, ...s.v6]);
 
 // A record set is compared twice, as the new one and then as the previous one: its index is kept with it.
-const indexes = new WeakMap<RecordSet, { names: ReadonlyMap<string, Served>; nodes: ReadonlyMap<string, Served> }>();
+const nodeIndexes = new WeakMap<RecordSet, ReadonlyMap<string, Served>>();
 function indexOf(set: RecordSet | undefined): { names: ReadonlyMap<string, Served>; nodes: ReadonlyMap<string, Served> } {
   if (set === undefined) return { names: new Map(), nodes: new Map() };
-  let index = indexes.get(set);
-  if (index === undefined) indexes.set(set, (index = { names: new Map(set.names.map((n) => [n.name, n])), nodes: new Map(set.nodes.map((n) => [n.fqdn, n])) }));
-  return index;
+  let nodes = nodeIndexes.get(set);
+  if (nodes === undefined) nodeIndexes.set(set, (nodes = new Map(set.nodes.map((n) => [n.fqdn, n]))));
+  return { names: namesOf(set), nodes };
 }
 
 function changesBetween(a: ReadonlyMap<string, Served>, b: ReadonlyMap<string, Served>): RecordChange[] {
   const changes: RecordChange[] = [];
   for (const [name, x] of a) {
     const y = b.get(name);
-    if (y === undefined || !same(x.v4, y.v4) || !same(x.v6, y.v6)) changes.push({ name, from: addresses(x), to: addresses(y) });
+    if (y !== x && (y === undefined || !same(x.v4, y.v4) || !same(x.v6, y.v6))) changes.push({ name, from: addresses(x), to: addresses(y) });
   }
   for (const [name, y] of b) if (!a.has(name)) changes.push({ name, from: [], to: addresses(y) });
   return changes.sort((x, y) => (x.name < y.name ? -1 : 1));

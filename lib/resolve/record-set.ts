@@ -14,7 +14,7 @@ import {
   type Resolution,
   type WeightBlock,
 } from '../model.js';
-import { acceptGatewayNames, coreDnsWeights, gatewayAnswerer, type Refusal } from './gateway-names.js';
+import { acceptGatewayNames, coreDnsWeights, gatewayAnswerer, type GatewayAnswer, type Refusal } from './gateway-names.js';
 
 export interface RecordSetResult {
   readonly recordSet: RecordSet;
@@ -61,6 +61,16 @@ function specificityOrder(names: readonly NameRecord[]): NameRecord[] {
   return keyed.map((k) => k.n);
 }
 
+// A record set is read by name twice, as the previous one of the next build and of the next change log: the index is kept with it.
+const indexes = new WeakMap<RecordSet, ReadonlyMap<string, NameRecord>>();
+
+/** The set's names by name. */
+export function namesOf(set: RecordSet): ReadonlyMap<string, NameRecord> {
+  let index = indexes.get(set);
+  if (index === undefined) indexes.set(set, (index = new Map(set.names.map((n) => [n.name, n]))));
+  return index;
+}
+
 /** The addresses endpoints stand for now: IP literals as they are, hostnames as resolved (none while unresolved). */
 export function addressesOf(targets: readonly Endpoint[], resolutions: ReadonlyMap<string, Resolution>): string[] {
   return targets.flatMap((t) => {
@@ -96,7 +106,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   const names: NameRecord[] = [];
   const empty: string[] = [];
   const held: { name: string; reason: string }[] = [];
-  const previous = new Map((options.previous?.names ?? []).map((n) => [n.name, n]));
+  const previous = options.previous ? namesOf(options.previous) : new Map<string, NameRecord>();
   for (const [name, { targets, source, ttl }] of targetsByName) {
     const { v4, v6 } = splitFamilies(addressesOf(targets, resolutions));
     const count = v4.length + v6.length;
@@ -163,6 +173,34 @@ export function whyNotServed(spec: ClusterSpec, empty: readonly string[]): { rea
   });
 }
 
+/** The same answer for the same name and source is the same record: a change log and the template blocks then skip it by identity. */
+interface GatewayRecord {
+  readonly record: NameRecord;
+  readonly served: { readonly name: string; readonly source: string };
+  readonly weightBlock: WeightBlock | undefined;
+}
+const keptRecords = new WeakMap<GatewayAnswer, GatewayRecord>();
+
+function gatewayRecord(name: string, source: string, answer: GatewayAnswer): GatewayRecord {
+  const kept = keptRecords.get(answer);
+  if (kept?.record.name === name && kept.record.source === source) return kept;
+  const chained = answer.chain.length > 0;
+  const record: NameRecord = {
+    name,
+    ...matchFor(name),
+    v4: answer.v4,
+    v6: answer.v6,
+    source,
+    chain: answer.chain,
+    ...(chained ? { addressOwner: answer.owner } : {}),
+    addressTtl: answer.ttl,
+  };
+  const owner = chained ? answer.owner : name;
+  const made = { record, served: { name, source }, weightBlock: answer.weights && !owner.startsWith('*.') ? coreDnsWeights(owner, answer.weights) : undefined };
+  keptRecords.set(answer, made);
+  return made;
+}
+
 /**
  * The Gateway DNS names, appended to `names`: each a chain of CNAMEs answered with its final
  * addresses. A name whose chain gives no address yet, or more than the limit, keeps what
@@ -175,9 +213,9 @@ function gatewayRecords(
   names: NameRecord[],
   empty: string[],
   held: { name: string; reason: string }[],
-): { served: { name: string; source: string }[]; refused: Refusal[]; weights: WeightBlock[] } {
+): { served: { readonly name: string; readonly source: string }[]; refused: Refusal[]; weights: WeightBlock[] } {
   const accepted = acceptGatewayNames(spec);
-  const served: { name: string; source: string }[] = [];
+  const served: { readonly name: string; readonly source: string }[] = [];
   const refused = [...accepted.refused];
   const weights = new Map<string, WeightBlock>();
   const answerOf = gatewayAnswerer(accepted, spec.gateway?.geoCode, resolutions);
@@ -199,20 +237,10 @@ function gatewayRecords(
       }
       continue;
     }
-    const chained = answer.chain.length > 0;
-    names.push({
-      name,
-      ...matchFor(name),
-      v4: answer.v4,
-      v6: answer.v6,
-      source,
-      chain: answer.chain,
-      ...(chained ? { addressOwner: answer.owner } : {}),
-      addressTtl: answer.ttl,
-    });
-    served.push({ name, source });
-    const owner = chained ? answer.owner : name;
-    if (answer.weights && !owner.startsWith('*.') && !weights.has(owner)) weights.set(owner, coreDnsWeights(owner, answer.weights));
+    const { record, served: entry, weightBlock } = gatewayRecord(name, source, answer);
+    names.push(record);
+    served.push(entry);
+    if (weightBlock && !weights.has(weightBlock.owner)) weights.set(weightBlock.owner, weightBlock);
   }
   return { served, refused, weights: [...weights.values()].sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0)) };
 }

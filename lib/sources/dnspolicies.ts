@@ -4,6 +4,7 @@ import type { Endpoint, OwnedEndpoints } from '../model.js';
 import { validateDnsName, validateGeoCode, validateWeight } from '../grammar/validate.js';
 import { leafLabel, listenerEndpoints, type LoadBalancing } from './gateway-endpoints.js';
 import type { GatewayListener, GatewayView } from './gateways.js';
+import { perObject } from './per-object.js';
 import type { RouteAttachment } from './httproutes.js';
 import { sectionNameOf } from './gateways.js';
 import { describeObject, elementsOf, identityOf, validated, warnIgnored, type ApiObjectMeta, type ObjectIdentity, type Warn } from './untrusted.js';
@@ -87,15 +88,14 @@ function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
 
 const older = (a: ObjectIdentity, b: ObjectIdentity): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-/** Route host names accepted on this listener, intersected with its host name (Gateway API rules: `*.x` is a suffix match). */
-function listenerHosts(gateway: GatewayView, listener: GatewayListener, routes: readonly RouteAttachment[]): string[] {
-  const key = `${gateway.id.namespace}/${gateway.id.name}`;
+/** Host names of the Gateway's routes accepted on this listener, intersected with its host name (Gateway API rules: `*.x` is a suffix match). */
+function listenerHosts(listener: GatewayListener, routes: readonly RouteAttachment[]): string[] {
   const own = listener.hostname;
   const hosts = new Set<string>(own === undefined ? [] : [own]);
   if (own !== undefined && !own.startsWith('*.')) return [own];
   const suffix = own === undefined ? undefined : own.slice(1);
   for (const route of routes) {
-    if (route.gateway !== key || (route.sectionName !== undefined && route.sectionName !== listener.name)) continue;
+    if (route.sectionName !== undefined && route.sectionName !== listener.name) continue;
     for (const h of route.hostnames) if (suffix === undefined || (h.endsWith(suffix) && h !== own && h.length > suffix.length + 1)) hosts.add(h);
   }
   return [...hosts].sort();
@@ -118,15 +118,49 @@ export interface PolicyInputs {
   readonly kuadrantHosts: ReadonlySet<string>;
 }
 
+/** What one Gateway's endpoints are built from, besides the Gateway. */
+interface GatewayInputs {
+  /** Per listener, the policy that applies to it. */
+  readonly policies: readonly (PolicyView | undefined)[];
+  readonly routes: readonly RouteAttachment[];
+  readonly zones: readonly string[];
+  readonly kuadrantHosts: ReadonlySet<string>;
+}
+
+const policyViewOf = perObject(policyView);
+
+const sameElements = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** Views are kept per object, so equal inputs are the same objects: a change rebuilds its own Gateway's endpoints only. */
+const built = new WeakMap<GatewayView, { inputs: GatewayInputs; owners: OwnedEndpoints[] }>();
+
+function gatewayEndpoints(gateway: GatewayView, inputs: GatewayInputs): OwnedEndpoints[] {
+  const kept = built.get(gateway);
+  if (kept !== undefined && kept.inputs.zones === inputs.zones && kept.inputs.kuadrantHosts === inputs.kuadrantHosts && sameElements(kept.inputs.policies, inputs.policies) && sameElements(kept.inputs.routes, inputs.routes)) return kept.owners;
+  const owners: OwnedEndpoints[] = [];
+  gateway.listeners.forEach((listener, i) => {
+    const policy = inputs.policies[i];
+    if (policy === undefined || listener.attachedRoutes <= 0) return;
+    const addresses = gateway.addresses.filter((a) => !policy.excluded(a));
+    const source = `dnspolicy/${policy.id.namespace}/${policy.id.name}:gateway/${gateway.id.name}/${listener.name}`;
+    for (const host of listenerHosts(listener, inputs.routes)) {
+      if (inputs.kuadrantHosts.has(`${gateway.id.namespace}/${host}`)) continue;
+      const endpoints = listenerEndpoints(host, addresses, policy.loadBalancing, leafLabel(gateway.id.namespace, gateway.id.name));
+      if (endpoints.length === 0) continue;
+      owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints });
+    }
+  });
+  built.set(gateway, { inputs, owners });
+  return owners;
+}
+
 /**
  * For each Gateway listener with attached routes, the policy that applies (one targeting its
  * section, else one targeting the whole Gateway; among several, the oldest) and the endpoints
  * Kuadrant would build for each of its hosts. One owner per host, so a refusal names a host.
  */
 export function dnsPolicyEndpoints(inputs: PolicyInputs, warn: Warn): OwnedEndpoints[] {
-  const policies = inputs.policies.flatMap((p) => policyView(p, warn) ?? []).sort((a, b) => older(a.id, b.id));
-  const gateways = new Map(inputs.gateways.map((g) => [`${g.id.namespace}/${g.id.name}`, g]));
-  const out: OwnedEndpoints[] = [];
+  const policies = inputs.policies.flatMap((p) => policyViewOf(p, warn) ?? []).sort((a, b) => older(a.id, b.id));
   const claimed = new Map<string, PolicyView>();
   for (const policy of policies) {
     const target = `${policy.gateway}#${policy.sectionName ?? ''}`;
@@ -137,20 +171,19 @@ export function dnsPolicyEndpoints(inputs: PolicyInputs, warn: Warn): OwnedEndpo
     }
     claimed.set(target, policy);
   }
-  for (const gateway of gateways.values()) {
-    const key = `${gateway.id.namespace}/${gateway.id.name}`;
-    for (const listener of gateway.listeners) {
-      const policy = claimed.get(`${key}#${listener.name}`) ?? claimed.get(`${key}#`);
-      if (policy === undefined || listener.attachedRoutes <= 0) continue;
-      const addresses = gateway.addresses.filter((a) => !policy.excluded(a));
-      const source = `dnspolicy/${policy.id.namespace}/${policy.id.name}:gateway/${gateway.id.name}/${listener.name}`;
-      for (const host of listenerHosts(gateway, listener, inputs.routes)) {
-        if (inputs.kuadrantHosts.has(`${gateway.id.namespace}/${host}`)) continue;
-        const endpoints = listenerEndpoints(host, addresses, policy.loadBalancing, leafLabel(gateway.id.namespace, gateway.id.name));
-        if (endpoints.length === 0) continue;
-        out.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints });
-      }
-    }
+  const routes = new Map<string, RouteAttachment[]>();
+  for (const route of inputs.routes) {
+    const list = routes.get(route.gateway);
+    if (list === undefined) routes.set(route.gateway, [route]);
+    else list.push(route);
   }
-  return out;
+  const gateways = new Map(inputs.gateways.map((g) => [`${g.id.namespace}/${g.id.name}`, g]));
+  return [...gateways].flatMap(([key, gateway]) =>
+    gatewayEndpoints(gateway, {
+      policies: gateway.listeners.map((l) => claimed.get(`${key}#${l.name}`) ?? claimed.get(`${key}#`)),
+      routes: routes.get(key) ?? [],
+      zones: inputs.zones,
+      kuadrantHosts: inputs.kuadrantHosts,
+    }),
+  );
 }

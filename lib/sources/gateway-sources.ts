@@ -3,6 +3,7 @@ import { dnsPolicyEndpoints, type DNSPolicy } from './dnspolicies.js';
 import { gatewayView, type Gateway } from './gateways.js';
 import { routeAttachments, type HTTPRoute } from './httproutes.js';
 import { kuadrantRecordEndpoints, ZONE_LABEL, type KuadrantDNSRecord } from './kuadrant-dnsrecords.js';
+import { derive, perObject, replay, type Derived } from './per-object.js';
 import type { Warn } from './untrusted.js';
 
 export type GatewayKind = 'dnsrecords' | 'gateways' | 'httproutes' | 'dnspolicies';
@@ -20,14 +21,19 @@ export function zoneLabelSelector(zones: readonly string[]): string {
   return `${ZONE_LABEL} in (${zones.join(',')})`;
 }
 
+const gatewayViewOf = perObject(gatewayView);
+const routeAttachmentsOf = perObject(routeAttachments);
+
 /**
  * The four collections make one contribution: a DNSPolicy means nothing without its Gateway,
  * and a Kuadrant DNSRecord for a listener replaces what lbdns would build for it. Each
- * collection hands its objects in; the contribution is computed once per change, when read.
+ * collection hands its objects in; the contribution is computed once per change, when read,
+ * from views kept per object (and the Kuadrant records kept until that collection changes).
  */
 export class GatewayInputs {
   private readonly items: Record<GatewayKind, unknown[]> = { dnsrecords: [], gateways: [], httproutes: [], dnspolicies: [] };
   private cached: SourceContribution | undefined;
+  private kuadrant: Derived<ReturnType<typeof kuadrantRecordEndpoints>> | undefined;
 
   constructor(
     private readonly zones: readonly string[],
@@ -37,14 +43,16 @@ export class GatewayInputs {
   set(kind: GatewayKind, items: readonly unknown[]): void {
     this.items[kind] = [...items];
     this.cached = undefined;
+    if (kind === 'dnsrecords') this.kuadrant = undefined;
   }
 
   contribution(): SourceContribution {
     if (this.cached === undefined) {
       const { warn } = this.warnings;
-      const kuadrant = kuadrantRecordEndpoints(this.items.dnsrecords as KuadrantDNSRecord[], this.zones, warn);
-      const gateways = (this.items.gateways as Gateway[]).flatMap((g) => gatewayView(g, warn) ?? []);
-      const routes = routeAttachments(this.items.httproutes as HTTPRoute[], warn);
+      this.kuadrant ??= derive((w) => kuadrantRecordEndpoints(this.items.dnsrecords as KuadrantDNSRecord[], this.zones, w));
+      const kuadrant = replay(this.kuadrant, warn);
+      const gateways = (this.items.gateways as Gateway[]).flatMap((g) => gatewayViewOf(g, warn) ?? []);
+      const routes = (this.items.httproutes as HTTPRoute[]).flatMap((r) => routeAttachmentsOf(r, warn));
       const built = dnsPolicyEndpoints({ policies: this.items.dnspolicies as DNSPolicy[], gateways, routes, zones: this.zones, kuadrantHosts: kuadrant.rootHosts }, warn);
       this.warnings.flush();
       this.cached = { gatewayOwners: [...kuadrant.owners, ...built] };

@@ -1,0 +1,161 @@
+import type { GatewayEndpoint, OwnedEndpoints } from '../model.js';
+import { bodyOf, type NameGuard } from './name-guard.js';
+
+/*
+ * Which owner's endpoints each Gateway name serves, kept from one record set to the next: a
+ * change to one Gateway touches its own names, so only those are decided again. A name's
+ * decision depends on the owners asking for it and nothing else, which is what makes that exact.
+ */
+
+export type RefusalReason = 'outside-zones' | 'cluster-name' | 'other-source' | 'other-owner' | 'duplicate' | 'over-limit';
+
+export interface Refusal {
+  readonly name: string;
+  readonly source: string;
+  readonly reason: RefusalReason;
+  readonly detail: string;
+}
+
+export interface Claim {
+  readonly endpoint: GatewayEndpoint;
+  readonly owner: OwnedEndpoints;
+}
+
+const under = (name: string, root: string): boolean => name === root || name.endsWith(`.${root}`);
+/** Oldest first; a tie (one listener's hosts share a source) goes by the first name, so the order is the inputs' alone. */
+const older = (a: OwnedEndpoints, b: OwnedEndpoints): number =>
+  a.created < b.created ? -1 : a.created > b.created ? 1 : a.source < b.source ? -1 : a.source > b.source ? 1 : (a.endpoints[0]?.dnsName ?? '') < (b.endpoints[0]?.dnsName ?? '') ? -1 : (a.endpoints[0]?.dnsName ?? '') > (b.endpoints[0]?.dnsName ?? '') ? 1 : 0;
+const sameContent = (a: GatewayEndpoint, b: GatewayEndpoint): boolean => a.ttl === b.ttl && a.weight === b.weight && a.geo === b.geo && a.targets.join(' ') === b.targets.join(' ');
+const family = (e: GatewayEndpoint): string => (e.recordType === 'CNAME' ? 'CNAME' : 'address');
+
+export class ClaimIndex {
+  private owners = new Set<OwnedEndpoints>();
+  /** Per owner, its endpoints refused on their own (zone, cluster names, other sources). */
+  private readonly own = new Map<OwnedEndpoints, readonly Refusal[]>();
+  /** name → the owners with an endpoint of that name not refused on its own. */
+  private readonly askers = new Map<string, OwnedEndpoints[]>();
+  private readonly claims = new Map<string, Claim[]>();
+  /** name → refusals between owners asking for it. */
+  private readonly conflicts = new Map<string, Refusal[]>();
+  /** CNAME target → how many accepted endpoints point to it. */
+  private readonly targets = new Map<string, number>();
+
+  constructor(
+    readonly guard: NameGuard,
+    /** The configured zones, for the refusal text. */
+    readonly zones: string,
+  ) {}
+
+  /** Moves to exactly `owners`: owners that left or came decide their names again. */
+  update(owners: readonly OwnedEndpoints[]): void {
+    const next = new Set(owners);
+    const touched = new Set<string>();
+    for (const owner of this.owners) if (!next.has(owner)) this.leave(owner, touched);
+    for (const owner of next) if (!this.owners.has(owner)) this.join(owner, touched);
+    this.owners = next;
+    for (const name of touched) this.decide(name);
+  }
+
+  /** dnsName → the endpoints served for it, all from one namespace: read it before the next update. */
+  get byName(): ReadonlyMap<string, readonly Claim[]> {
+    return this.claims;
+  }
+
+  refused(): Refusal[] {
+    const seen = new Map<string, Refusal>();
+    const add = (r: Refusal) => {
+      const key = `${r.name} ${r.source} ${r.reason}`;
+      if (!seen.has(key)) seen.set(key, r);
+    };
+    for (const list of this.own.values()) list.forEach(add);
+    for (const list of this.conflicts.values()) list.forEach(add);
+    return [...seen.values()];
+  }
+
+  /** CNAME targets no accepted name answers: host names lbdns resolves itself. */
+  external(): string[] {
+    return [...this.targets.keys()].filter((t) => !this.claims.has(t)).sort();
+  }
+
+  private verdict(owner: OwnedEndpoints, name: string): Refusal | undefined {
+    if (owner.zone === '') return { name, source: owner.source, reason: 'outside-zones', detail: `is in none of the gateway zones (${this.zones})` };
+    if (!under(bodyOf(name), owner.zone)) return { name, source: owner.source, reason: 'outside-zones', detail: `is outside the zone ${owner.zone}` };
+    const meeting = this.guard.meeting(name);
+    return meeting && { name, source: owner.source, ...meeting };
+  }
+
+  private join(owner: OwnedEndpoints, touched: Set<string>): void {
+    const refused: Refusal[] = [];
+    for (const { dnsName } of owner.endpoints) {
+      const refusal = this.verdict(owner, dnsName);
+      if (refusal !== undefined) {
+        refused.push(refusal);
+        continue;
+      }
+      const list = this.askers.get(dnsName);
+      if (list === undefined) this.askers.set(dnsName, [owner]);
+      else if (!list.includes(owner)) list.push(owner);
+      touched.add(dnsName);
+    }
+    if (refused.length > 0) this.own.set(owner, refused);
+  }
+
+  private leave(owner: OwnedEndpoints, touched: Set<string>): void {
+    this.own.delete(owner);
+    for (const { dnsName } of owner.endpoints) {
+      const list = this.askers.get(dnsName);
+      const at = list?.indexOf(owner) ?? -1;
+      if (list === undefined || at < 0) continue;
+      list.splice(at, 1);
+      if (list.length === 0) this.askers.delete(dnsName);
+      touched.add(dnsName);
+    }
+  }
+
+  /**
+   * Among the owners asking for one name, the oldest decides: owners of other namespaces are
+   * refused (a tenant never adds targets to another's name); within the namespace, records of
+   * the same type and set identifier must agree, or the later one is refused — never merged.
+   * Distinct set identifiers (Kuadrant's geo and weighted sets) combine.
+   */
+  private decide(name: string): void {
+    for (const { endpoint } of this.claims.get(name) ?? []) this.count(endpoint, -1);
+    this.claims.delete(name);
+    this.conflicts.delete(name);
+    const askers = [...(this.askers.get(name) ?? [])].sort(older);
+    const list: Claim[] = [];
+    const conflicts: Refusal[] = [];
+    const refuse = (owner: OwnedEndpoints, reason: RefusalReason, detail: string) => conflicts.push({ name, source: owner.source, reason, detail });
+    for (const owner of askers) {
+      for (const endpoint of owner.endpoints) {
+        if (endpoint.dnsName !== name) continue;
+        const first = list[0];
+        if (first === undefined) {
+          list.push({ endpoint, owner });
+        } else if (first.owner.namespace !== owner.namespace) {
+          refuse(owner, 'other-owner', `is served for the older ${first.owner.source} of namespace ${first.owner.namespace}`);
+        } else if (family(first.endpoint) !== family(endpoint)) {
+          refuse(owner, 'duplicate', `is a ${first.endpoint.recordType} record of the older ${first.owner.source}`);
+        } else {
+          const same = list.find((c) => c.endpoint.recordType === endpoint.recordType && c.endpoint.setIdentifier === endpoint.setIdentifier);
+          if (same === undefined) list.push({ endpoint, owner });
+          else if (same.owner !== owner && !sameContent(same.endpoint, endpoint)) {
+            refuse(owner, 'duplicate', `has a ${endpoint.recordType} record${endpoint.setIdentifier ? ` (set ${endpoint.setIdentifier})` : ''} of the older ${same.owner.source}`);
+          }
+        }
+      }
+    }
+    if (list.length > 0) this.claims.set(name, list);
+    if (conflicts.length > 0) this.conflicts.set(name, conflicts);
+    for (const { endpoint } of list) this.count(endpoint, 1);
+  }
+
+  private count(endpoint: GatewayEndpoint, by: number): void {
+    if (endpoint.recordType !== 'CNAME') return;
+    for (const t of endpoint.targets) {
+      const n = (this.targets.get(t) ?? 0) + by;
+      if (n === 0) this.targets.delete(t);
+      else this.targets.set(t, n);
+    }
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * A change to one Gateway recomputes what it touches and keeps the rest, and what comes out is
+ * the same as computing everything from nothing: that is what lets 10,000 hosts follow one
+ * Gateway's address change quickly.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { specFromConfig } from '../lib/inputs/spec.js';
+import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
+import type { ClusterSpec, GatewayRecordType, OwnedEndpoints } from '../lib/model.js';
+import { ClaimIndex } from '../lib/resolve/gateway-claims.js';
+import { nameGuard } from '../lib/resolve/name-guard.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { templateBlocks } from '../lib/render/template-blocks.js';
+import { GatewayInputs } from '../lib/sources/gateway-sources.js';
+import { dnsPolicy, gateway, ZONE } from './support/gateway-fixture.js';
+
+const CLUSTER = `c1.${ZONE}`;
+const base = specFromConfig({ ...EXAMPLE_CONFIG, domain: CLUSTER }, ['127.0.0.1']);
+
+function owner(source: string, namespace: string, created: string, endpoints: readonly [string, GatewayRecordType, string][]): OwnedEndpoints {
+  return { source, namespace, created, zone: ZONE, endpoints: endpoints.map(([dnsName, recordType, target]) => ({ dnsName, recordType, targets: [target], ttl: 60, setIdentifier: '' })) };
+}
+
+function view(index: ClaimIndex) {
+  return {
+    claims: Object.fromEntries([...index.byName].map(([name, claims]) => [name, claims.map((c) => `${c.owner.source} ${c.endpoint.recordType} ${c.endpoint.targets.join(',')}`)])),
+    refused: index.refused().map((r) => `${r.name} ${r.source} ${r.reason}`).sort(),
+    external: index.external(),
+  };
+}
+
+function fromNothing(owners: readonly OwnedEndpoints[]) {
+  const index = new ClaimIndex(nameGuard(base), ZONE);
+  index.update(owners);
+  return view(index);
+}
+
+const shop = `shop.${ZONE}`;
+const a = owner('a', 'x', '2026-01-01T00:00:01Z', [[shop, 'A', '192.0.2.1']]);
+const b = owner('b', 'y', '2026-01-01T00:00:02Z', [[shop, 'A', '192.0.2.2']]);
+const c = owner('c', 'x', '2026-01-01T00:00:03Z', [[shop, 'CNAME', `www.${ZONE}`]]);
+const d = owner('d', 'x', '2026-01-01T00:00:00Z', [[`www.${ZONE}`, 'CNAME', 'lb.example.org']]);
+const e = owner('e', 'x', '2026-01-01T00:00:04Z', [[`x.api.${CLUSTER}`, 'A', '192.0.2.5']]);
+
+test('each step of a changing set of owners decides the names as computing from nothing does', () => {
+  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const a2 = owner('a', 'x', '2026-01-01T00:00:01Z', [[shop, 'A', '192.0.2.9']]);
+  index.update([a, b, c, d, e]);
+  assert.ok(view(index).refused.includes(`x.api.${CLUSTER} e cluster-name`));
+  for (const owners of [[b, c, d, e], [c, b, d], [a2, b, c, d, e], [e], [], [a, b, c, d, e]]) {
+    index.update(owners);
+    assert.equal(view(index), fromNothing(owners), owners.map((o) => o.source).join(' '));
+  }
+});
+
+test("when the oldest owner of a name leaves, the next oldest asker serves it, whatever the other namespaces' order", () => {
+  const index = new ClaimIndex(nameGuard(base), ZONE);
+  index.update([c, b, a]);
+  assert.equal(view(index).claims[shop], ['a A 192.0.2.1']);
+  assert.equal(view(index).refused, [`${shop} b other-owner`, `${shop} c duplicate`]);
+  index.update([c, b]);
+  assert.equal(view(index).claims[shop], ['b A 192.0.2.2']);
+  assert.equal(view(index).refused, [`${shop} c other-owner`]);
+});
+
+test('a CNAME target is resolved by lbdns until an accepted name answers it', () => {
+  const index = new ClaimIndex(nameGuard(base), ZONE);
+  index.update([d]);
+  assert.equal(index.external(), ['lb.example.org']);
+  const lb = owner('lb', 'x', '2026-01-01T00:00:05Z', [['lb.example.org', 'A', '192.0.2.7']]);
+  index.update([d, { ...lb, zone: 'example.org' }]);
+  assert.equal(index.external(), []);
+});
+
+test("an update leaves the claims of names it does not touch as they were: the same lists", () => {
+  const index = new ClaimIndex(nameGuard(base), ZONE);
+  index.update([a, d]);
+  const www = index.byName.get(`www.${ZONE}`);
+  index.update([owner('a', 'x', '2026-01-01T00:00:01Z', [[shop, 'A', '192.0.2.9']]), d]);
+  assert.is(index.byName.get(`www.${ZONE}`), www);
+});
+
+const hosts = (g: string) => [0, 1].map((l) => ({ name: `l${l}`, hostname: `h${l}.${g}.${ZONE}` }));
+
+function ownersAfter(inputs: GatewayInputs): readonly OwnedEndpoints[] {
+  return inputs.contribution().gatewayOwners ?? [];
+}
+
+test("a change to one Gateway gives back the other Gateways' owners as the same objects", () => {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' }), dnsPolicy('p2', { gateway: 'g2' })]);
+  inputs.set('gateways', [gateway('g1', hosts('g1'), [{ value: '192.0.2.1' }]), gateway('g2', hosts('g2'), [{ value: '192.0.2.2' }])]);
+  const before = ownersAfter(inputs);
+  const g2 = gateway('g2', hosts('g2'), [{ value: '192.0.2.2' }]);
+  inputs.set('gateways', [gateway('g1', hosts('g1'), [{ value: '192.0.2.3' }]), g2]);
+  const after = ownersAfter(inputs);
+  assert.is(after.length, 4);
+  assert.is.not(after[0], before[0]);
+  // g2 is a new object with the same content: read again, built again.
+  assert.is.not(after[2], before[2]);
+  inputs.set('gateways', [gateway('g1', hosts('g1'), [{ value: '192.0.2.4' }]), g2]);
+  assert.is(ownersAfter(inputs)[2], after[2]);
+  assert.is(ownersAfter(inputs)[3], after[3]);
+});
+
+test('the warnings of an object that did not change are reported at every computation', () => {
+  const warned: string[] = [];
+  const inputs = new GatewayInputs([ZONE], { warn: (msg) => warned.push(msg), flush: () => undefined });
+  inputs.set('gateways', [gateway('g1', hosts('g1'), [{ value: '192.0.2.300' }])]);
+  ownersAfter(inputs);
+  assert.is(warned.length, 1);
+  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' })]);
+  ownersAfter(inputs);
+  assert.equal(warned, [warned[0], warned[0]]);
+});
+
+function specWith(owners: readonly OwnedEndpoints[]): ClusterSpec {
+  return { ...base, gateway: { zones: [ZONE], geoCode: undefined, owners } };
+}
+
+test("a name whose answer did not change is the same record in the next record set; the changed Gateway's are new", () => {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' }), dnsPolicy('p2', { gateway: 'g2' }, { loadBalancing: { weight: 100, geo: 'GEO-EU', defaultGeo: true } })]);
+  const g2 = gateway('g2', hosts('g2'), [{ value: '192.0.2.2' }]);
+  inputs.set('gateways', [gateway('g1', hosts('g1'), [{ value: '192.0.2.1' }]), g2]);
+  const first = buildRecordSet(specWith(ownersAfter(inputs)), new Map()).recordSet;
+  inputs.set('gateways', [gateway('g1', hosts('g1'), [{ value: '192.0.2.3' }]), g2]);
+  const next = buildRecordSet(specWith(ownersAfter(inputs)), new Map(), { previous: first }).recordSet;
+  const record = (set: typeof first, name: string) => set.names.find((n) => n.name === name);
+  assert.is(record(next, `h0.g2.${ZONE}`), record(first, `h0.g2.${ZONE}`));
+  assert.is.not(record(next, `h0.g1.${ZONE}`), record(first, `h0.g1.${ZONE}`));
+  assert.equal(record(next, `h0.g1.${ZONE}`)?.v4, ['192.0.2.3']);
+});
+
+test('a group of names that loses a member is rendered anew without it', () => {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' })]);
+  inputs.set('gateways', [gateway('g1', [0, 1, 2].map((l) => ({ name: `l${l}`, hostname: `h${l}.g1.${ZONE}` })), [{ value: '192.0.2.1' }])]);
+  const { names } = buildRecordSet(specWith(ownersAfter(inputs)), new Map()).recordSet;
+  const group = (ns: typeof names) => templateBlocks(ns, 60).find((b) => b.match.includes('g1'));
+  assert.match(group(names)?.match ?? '', 'h2');
+  assert.not.match(group(names.filter((n) => n.name !== `h2.g1.${ZONE}`))?.match ?? '', 'h2');
+});
+
+test.run();
