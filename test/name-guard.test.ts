@@ -1,23 +1,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
+import { specFromConfig } from '../lib/inputs/spec.js';
 import type { ClusterSpec } from '../lib/model.js';
 import { nameGuard } from '../lib/resolve/name-guard.js';
 
 const D = 'c1.example.com';
 
-function spec(over: Partial<ClusterSpec> = {}): ClusterSpec {
-  return {
-    domain: D,
-    role: 'control-plane',
-    lbs: { api: [], 'api-int': [], ingress: [] },
-    extraRecords: [],
-    nodes: [],
-    upstreams: ['10.0.0.2'],
-    ttl: 60,
-    reload: { intervalSeconds: 2, jitterSeconds: 1 },
-    ...over,
-  };
-}
+const spec = (over: Partial<ClusterSpec> = {}): ClusterSpec => ({ ...specFromConfig({ ...EXAMPLE_CONFIG, domain: D }, ['10.0.0.2']), nodes: [], extraRecords: [], ...over });
 
 const nodes = (count: number) => Array.from({ length: count }, (_, i) => ({ name: `worker-${i}`, ips: [`10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`] }));
 
