@@ -64,6 +64,12 @@ test("when the oldest owner of a name leaves, the next oldest asker serves it, w
   assert.equal(view(index).refused, [`${shop} c other-owner`]);
 });
 
+test('from nothing, the names come oldest owner first, whatever order the owners are listed in', () => {
+  const index = new ClaimIndex(nameGuard(base), ZONE);
+  index.update([e, c, d]);
+  assert.equal([...index.byName.keys()], [`www.${ZONE}`, shop]);
+});
+
 test('a CNAME target is resolved by lbdns until an accepted name answers it', () => {
   const index = new ClaimIndex(nameGuard(base), ZONE);
   index.update([d]);

@@ -51,12 +51,13 @@ export class ClaimIndex {
     const next = new Set(owners);
     const touched = new Set<string>();
     for (const owner of this.owners) if (!next.has(owner)) this.leave(owner, touched);
-    for (const owner of next) if (!this.owners.has(owner)) this.join(owner, touched);
+    // Oldest first, so that from nothing the names come in the order print-records lists them: a host before its chain.
+    for (const owner of owners.filter((o) => !this.owners.has(o)).sort(older)) this.join(owner, touched);
     this.owners = next;
     for (const name of touched) this.decide(name);
   }
 
-  /** dnsName → the endpoints served for it, all from one namespace: read it before the next update. */
+  /** dnsName → the endpoints served for it, all from one namespace; from nothing, oldest owner first: read it before the next update. */
   get byName(): ReadonlyMap<string, readonly Claim[]> {
     return this.claims;
   }
@@ -69,7 +70,8 @@ export class ClaimIndex {
     };
     for (const list of this.own.values()) list.forEach(add);
     for (const list of this.conflicts.values()) list.forEach(add);
-    return [...seen.values()];
+    // Sorted: the maps' order is the order of past updates, and the list must be the inputs' alone.
+    return [...seen].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
   }
 
   /** CNAME targets no accepted name answers: host names lbdns resolves itself. */

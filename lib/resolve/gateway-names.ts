@@ -12,7 +12,7 @@ import { nameGuard } from './name-guard.js';
 export type { Refusal, RefusalReason } from './gateway-claims.js';
 
 export interface AcceptedGatewayNames {
-  /** dnsName → the endpoints served for it, all from one namespace. */
+  /** dnsName → the endpoints served for it, all from one namespace; from nothing, oldest owner first. */
   readonly byName: ReadonlyMap<string, readonly Claim[]>;
   readonly refused: readonly Refusal[];
   /** CNAME targets no accepted name answers: host names lbdns resolves itself. */
