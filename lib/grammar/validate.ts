@@ -68,7 +68,6 @@ export function validateDomain(field: string, value: unknown): string {
   return domain;
 }
 
-/** A node's name as served: `<name>.<domain>`, or the name itself when it already ends in the domain. Two spellings with one FQDN are one node. */
 /** Labels of a DNS name, counted in place: it runs for every served name of every render. */
 export function labelCount(name: string): number {
   let count = 1;
@@ -76,6 +75,7 @@ export function labelCount(name: string): number {
   return count;
 }
 
+/** A node's name as served: `<name>.<domain>`, or the name itself when it already ends in the domain. Two spellings with one FQDN are one node. */
 export function nodeFqdn(name: string, domain: string): string {
   return name === domain || name.endsWith(`.${domain}`) ? name : `${name}.${domain}`;
 }

@@ -1,5 +1,6 @@
 import { labelCount } from '../grammar/validate.js';
 import { LB_NAMES, type NameRecord } from '../model.js';
+import { sameObjects } from '../sources/per-object.js';
 
 /** One pair of CoreDNS `template` blocks (A and AAAA): the names it matches and the records it answers. */
 export interface TemplateBlock {
@@ -139,7 +140,7 @@ function placementOf(n: NameRecord, clusterTtl: number): Placement {
 function keptBlockOf(group: Group): TemplateBlock {
   const first = group.members[0] as NameRecord;
   const kept = blocksByFirst.get(first);
-  if (kept !== undefined && kept.members.length === group.members.length && kept.members.every((m, i) => m === group.members[i])) return kept.block;
+  if (kept !== undefined && sameObjects(kept.members, group.members)) return kept.block;
   const block = blockOf(group);
   blocksByFirst.set(first, { members: group.members, block });
   return block;

@@ -2,6 +2,7 @@ import { splitFamilies } from '../grammar/ip.js';
 import { ROLE_TRAITS, type ClusterSpec, type GatewayEndpoint, type Resolution, type WeightBlock } from '../model.js';
 import { ClaimIndex, type Claim, type Refusal } from './gateway-claims.js';
 import { nameGuard } from './name-guard.js';
+import { sameObjects } from '../sources/per-object.js';
 
 /*
  * Gateway DNS names are asked for by tenants (a Gateway, an HTTPRoute, a DNSPolicy, a
@@ -54,8 +55,6 @@ export interface GatewayAnswer {
 /** Longer chains than Kuadrant's (host → klb → geo → leaf → external) are refused as loops. */
 const MAX_CHAIN = 8;
 
-const sameElements = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
-
 /**
  * An answer is kept with what it came from: the name's endpoints (kept per owner, so the same
  * objects while the owner is unchanged), the geo, and its targets' answers. A change then
@@ -100,7 +99,7 @@ export function gatewayAnswerer(names: AcceptedGatewayNames, geoCode: string | u
     const endpoints = claims.map((c) => c.endpoint);
     const first = endpoints[0] as GatewayEndpoint;
     let kept = keptAnswers.get(first);
-    if (kept !== undefined && (kept.geoCode !== geoCode || !sameElements(kept.endpoints, endpoints))) kept = undefined;
+    if (kept !== undefined && (kept.geoCode !== geoCode || !sameObjects(kept.endpoints, endpoints))) kept = undefined;
     if (first.recordType !== 'CNAME') {
       if (kept !== undefined) return kept.answer;
       const { v4, v6 } = splitFamilies(endpoints.flatMap((e) => e.targets));
@@ -117,7 +116,7 @@ export function gatewayAnswerer(names: AcceptedGatewayNames, geoCode: string | u
       if (set.length === 0) return none;
     }
     const targets = set.map((e) => answer(e.targets[0] as string, e.ttl));
-    if (kept !== undefined && sameElements(kept.targets, targets)) return kept.answer;
+    if (kept !== undefined && sameObjects(kept.targets, targets)) return kept.answer;
     const result = cnameAnswer(name, set, targets);
     keptAnswers.set(first, { endpoints, geoCode, targets, answer: result });
     return result;

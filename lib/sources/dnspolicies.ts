@@ -4,7 +4,7 @@ import type { Endpoint, OwnedEndpoints } from '../model.js';
 import { validateDnsName, validateGeoCode, validateWeight } from '../grammar/validate.js';
 import { leafLabel, listenerEndpoints, type LoadBalancing } from './gateway-endpoints.js';
 import type { GatewayListener, GatewayView } from './gateways.js';
-import { perObject } from './per-object.js';
+import { perObject, sameObjects } from './per-object.js';
 import type { RouteAttachment } from './httproutes.js';
 import { sectionNameOf } from './gateways.js';
 import { describeObject, elementsOf, identityOf, validated, warnIgnored, type ApiObjectMeta, type ObjectIdentity, type Warn } from './untrusted.js';
@@ -119,7 +119,7 @@ export interface PolicyInputs {
 }
 
 /** What one Gateway's endpoints are built from, besides the Gateway. */
-interface GatewayInputs {
+interface EndpointInputs {
   /** Per listener, the policy that applies to it. */
   readonly policies: readonly (PolicyView | undefined)[];
   readonly routes: readonly RouteAttachment[];
@@ -129,14 +129,12 @@ interface GatewayInputs {
 
 const policyViewOf = perObject(policyView);
 
-const sameElements = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
-
 /** Views are kept per object, so equal inputs are the same objects: a change rebuilds its own Gateway's endpoints only. */
-const built = new WeakMap<GatewayView, { inputs: GatewayInputs; owners: OwnedEndpoints[] }>();
+const built = new WeakMap<GatewayView, { inputs: EndpointInputs; owners: OwnedEndpoints[] }>();
 
-function gatewayEndpoints(gateway: GatewayView, inputs: GatewayInputs): OwnedEndpoints[] {
+function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs): OwnedEndpoints[] {
   const kept = built.get(gateway);
-  if (kept !== undefined && kept.inputs.zones === inputs.zones && kept.inputs.kuadrantHosts === inputs.kuadrantHosts && sameElements(kept.inputs.policies, inputs.policies) && sameElements(kept.inputs.routes, inputs.routes)) return kept.owners;
+  if (kept !== undefined && kept.inputs.zones === inputs.zones && kept.inputs.kuadrantHosts === inputs.kuadrantHosts && sameObjects(kept.inputs.policies, inputs.policies) && sameObjects(kept.inputs.routes, inputs.routes)) return kept.owners;
   const owners: OwnedEndpoints[] = [];
   gateway.listeners.forEach((listener, i) => {
     const policy = inputs.policies[i];

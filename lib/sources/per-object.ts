@@ -18,6 +18,9 @@ export function replay<T>(derived: Derived<T>, warn: Warn): T {
   return derived.value;
 }
 
+/** Element by element the same objects: how a kept derivation knows its inputs are unchanged. */
+export const sameObjects = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
 /**
  * `view` kept per API object: an informer hands the same object until the API changes it, so
  * an event on one Gateway reads that Gateway again and no other.
