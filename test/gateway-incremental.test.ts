@@ -7,8 +7,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
-import type { ClusterSpec, GatewayRecordType, OwnedEndpoints } from '../lib/model.js';
+import type { ClusterSpec, GatewayEndpoint, GatewayRecordType, NameRecord, OwnedEndpoints, Resolution } from '../lib/model.js';
 import { ClaimIndex } from '../lib/resolve/gateway-claims.js';
+import type { AcceptedGatewayNames } from '../lib/resolve/gateway-names.js';
+import { GatewayRecordBook, type GatewayRecords } from '../lib/resolve/gateway-records.js';
+import { KeptOrder } from '../lib/resolve/kept-order.js';
 import { nameGuard } from '../lib/resolve/name-guard.js';
 import { buildRecordSet } from '../lib/resolve/record-set.js';
 import { templateBlocks } from '../lib/render/template-blocks.js';
@@ -147,6 +150,118 @@ test('a group of names that loses a member is rendered anew without it', () => {
   const group = (ns: typeof names) => templateBlocks(ns, 60).find((b) => b.match.includes('g1'));
   assert.match(group(names)?.match ?? '', 'h2');
   assert.not.match(group(names.filter((n) => n.name !== `h2.g1.${ZONE}`))?.match ?? '', 'h2');
+});
+
+/** Accepted names as acceptGatewayNames gives them: version n+1 names what changed since n. */
+function acceptedSteps() {
+  const index = new ClaimIndex(nameGuard(base), ZONE);
+  let version = 0;
+  return (owners: readonly OwnedEndpoints[]): AcceptedGatewayNames => {
+    const names = index.update(owners);
+    version += 1;
+    return { byName: index.byName, refused: index.refused(), external: index.external(), version, changed: version === 1 ? undefined : { after: version - 1, names } };
+  };
+}
+
+function fromNothingRecords(owners: readonly OwnedEndpoints[], resolutions: ReadonlyMap<string, Resolution>, previous: readonly NameRecord[]): GatewayRecords {
+  return new GatewayRecordBook('GEO-EU').build(acceptedSteps()(owners), resolutions, (name) => previous.find((n) => n.name === name));
+}
+
+/** Records by content; served as a set: byName keeps a name decided again at its place, where from nothing it is listed oldest owner first. */
+const content = (r: GatewayRecords) => ({ ...r, served: [...r.served].sort((x, y) => (x.name < y.name ? -1 : 1)) });
+
+const lbOwner = (source: string, created: string, endpoints: readonly Partial<GatewayEndpoint>[]): OwnedEndpoints => ({
+  source,
+  namespace: 'x',
+  created,
+  zone: ZONE,
+  endpoints: endpoints.map((e) => ({ recordType: 'CNAME', targets: [], ttl: 60, setIdentifier: '', ...e }) as GatewayEndpoint),
+});
+
+test('each step of changing owners and resolutions gives the records computing from nothing gives', () => {
+  const host = `api.${ZONE}`;
+  const chain = (leafTarget: string, eu: string) =>
+    lbOwner('chain', '2026-01-01T00:00:01Z', [
+      { dnsName: host, targets: [`klb.${host}`], ttl: 300 },
+      { dnsName: `klb.${host}`, targets: [`eu.klb.${host}`], setIdentifier: 'GEO-EU', geo: 'GEO-EU' },
+      { dnsName: `klb.${host}`, targets: [`us.klb.${host}`], setIdentifier: 'default', geo: '*' },
+      { dnsName: `eu.klb.${host}`, targets: [eu], setIdentifier: 'a', weight: 100 },
+      { dnsName: `eu.klb.${host}`, targets: ['lb.example.org'], setIdentifier: 'b', weight: 50 },
+      { dnsName: `us.klb.${host}`, targets: [leafTarget] },
+      { dnsName: `leaf.${ZONE}`, recordType: 'A', targets: ['192.0.2.10'] },
+    ]);
+  const loop = lbOwner('loop', '2026-01-01T00:00:02Z', [
+    { dnsName: `p.${ZONE}`, targets: [`q.${ZONE}`] },
+    { dnsName: `q.${ZONE}`, targets: [`p.${ZONE}`] },
+  ]);
+  const plain = (ip: string) => lbOwner('plain', '2026-01-01T00:00:03Z', [{ dnsName: `www.${ZONE}`, recordType: 'A', targets: [ip] }]);
+  const resolved = (...v4: string[]): Map<string, Resolution> => new Map([['lb.example.org', { hostname: 'lb.example.org', v4, v6: [], ttlSeconds: 30 }]]);
+  // The same objects where an owner is unchanged, as the sources give them: only what changed is decided again.
+  const [local, external, p1, p2] = [chain(`leaf.${ZONE}`, `leaf.${ZONE}`), chain('lb.example.org', 'lb.example.org'), plain('192.0.2.1'), plain('192.0.2.2')];
+  const steps: [readonly OwnedEndpoints[], ReadonlyMap<string, Resolution>][] = [
+    [[local, loop, p1], resolved('198.51.100.1')],
+    [[local, loop, p1], resolved('198.51.100.2')],
+    [[local, loop, p2], resolved('198.51.100.2')],
+    [[external, p2], new Map()],
+    [[external, p2], resolved('198.51.100.4')],
+    [[local, p2], resolved()],
+    [[loop], resolved('198.51.100.3')],
+    [[local, loop, p1], resolved('198.51.100.3')],
+  ];
+  const book = new GatewayRecordBook('GEO-EU');
+  const step = acceptedSteps();
+  let previous: readonly NameRecord[] = [];
+  for (const [i, [owners, resolutions]] of steps.entries()) {
+    const got = book.build(step(owners), resolutions, (name) => previous.find((n) => n.name === name));
+    assert.equal(content(got), content(fromNothingRecords(owners, resolutions, previous)), `step ${i}`);
+    previous = got.names;
+  }
+  assert.ok(previous.some((n) => n.name === host), 'the chain is served at the end');
+});
+
+test('a CNAME chain to an external name follows its new resolution with the same accepted names', () => {
+  const accepted = acceptedSteps()([lbOwner('c', '2026-01-01T00:00:01Z', [{ dnsName: `www.${ZONE}`, targets: ['lb.example.org'] }])]);
+  const resolved = (ip: string) => new Map([['lb.example.org', { hostname: 'lb.example.org', v4: [ip], v6: [], ttlSeconds: 30 }]]);
+  const book = new GatewayRecordBook(undefined);
+  assert.equal(book.build(accepted, resolved('198.51.100.1'), () => undefined).names[0]?.v4, ['198.51.100.1']);
+  assert.equal(book.build(accepted, resolved('198.51.100.2'), () => undefined).names[0]?.v4, ['198.51.100.2']);
+});
+
+test("a change of a few names' answers is laid out in blocks as from nothing, a block filling past 1,000 names and emptying again", () => {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  const listeners = (g: string, n: number) => Array.from({ length: n }, (_, l) => ({ name: `l${l}`, hostname: `h${l}.${g}.${ZONE}` }));
+  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' }), dnsPolicy('p2', { gateway: 'g2' })]);
+  const g1 = gateway('g1', listeners('g1', 1000), [{ value: '192.0.2.1' }]);
+  const names = (ip: string) => {
+    inputs.set('gateways', [g1, gateway('g2', listeners('g2', 3), [{ value: ip }])]);
+    return buildRecordSet(specWith(ownersAfter(inputs)), new Map()).recordSet.names;
+  };
+  const laidOut = (ns: readonly NameRecord[]) => templateBlocks(ns, 60).map((b) => `${b.match} ${b.a.join(' ')}`);
+  // A list of another length is laid out from nothing.
+  const fresh = (ns: readonly NameRecord[]) => {
+    templateBlocks(ns.slice(1), 60);
+    return laidOut(ns);
+  };
+  laidOut(names('192.0.2.2'));
+  for (const ip of ['192.0.2.1', '192.0.2.3']) {
+    const next = names(ip);
+    assert.equal(laidOut(next), fresh(next), ip);
+  }
+  assert.is(laidOut(names('192.0.2.1')).length, 5, "g2's hosts join g1's: 1,003 names in two blocks, and a block for each of the three LB names");
+});
+
+test('kept order: replacing items keeps their places without sorting; a new key sorts; no change gives the same array', () => {
+  let sorts = 0;
+  const order = new KeptOrder<{ k: string; v: number }>((x) => x.k, (xs) => (sorts++, xs.sort((a, b) => (a.k < b.k ? -1 : 1))));
+  const first = order.update(new Map([['b', { k: 'b', v: 1 }], ['a', { k: 'a', v: 1 }]]));
+  assert.equal(first.map((x) => x.k), ['a', 'b']);
+  const replaced = order.update(new Map([['b', { k: 'b', v: 2 }]]));
+  assert.equal(replaced.map((x) => `${x.k}${x.v}`), ['a1', 'b2']);
+  assert.equal(first.map((x) => `${x.k}${x.v}`), ['a1', 'b1'], 'an array given out is never changed');
+  assert.is(sorts, 1);
+  assert.is(order.update(new Map([['c', undefined]])), replaced);
+  assert.equal(order.update(new Map([['a', undefined], ['0', { k: '0', v: 1 }]])).map((x) => x.k), ['0', 'b']);
+  assert.is(sorts, 2);
 });
 
 test.run();

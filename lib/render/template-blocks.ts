@@ -146,26 +146,99 @@ function keptBlockOf(group: Group): TemplateBlock {
   return block;
 }
 
+/** One key's names cut into blocks of BLOCK_NAMES, each placed at its first name. */
+function blocksOfKey(names: readonly NameRecord[], positions: readonly number[], clusterTtl: number): { at: number; block: TemplateBlock }[] {
+  const out: { at: number; block: TemplateBlock }[] = [];
+  for (let from = 0; from < positions.length; from += BLOCK_NAMES) {
+    const members = positions.slice(from, from + BLOCK_NAMES).map((p) => names[p] as NameRecord);
+    const first = members[0] as NameRecord;
+    const { shape, captured } = placementOf(first, clusterTtl);
+    const records = (type: string, ips: readonly string[]) => [...shape.chain, ...ips.map((ip) => `${shape.owner} ${shape.ttl} IN ${type} ${ip}`)];
+    out.push({ at: positions[from] as number, block: keptBlockOf({ members, a: records('A', first.v4), aaaa: records('AAAA', first.v6), captured }) });
+  }
+  return out;
+}
+
+/**
+ * The last names laid out: each name's key, each key's positions, each key's blocks. A
+ * record set of the same length is laid out again for the positions whose records changed:
+ * a Gateway's new address touches its own names' keys, and the rest keep their blocks.
+ */
+interface Layout {
+  readonly names: readonly NameRecord[];
+  readonly clusterTtl: number;
+  readonly keys: string[];
+  readonly positions: Map<string, number[]>;
+  readonly blocks: Map<string, { at: number; block: TemplateBlock }[]>;
+  readonly ordered: readonly TemplateBlock[];
+}
+let last: Layout | undefined;
+
+/** More changed names than this share of the set: laying out from nothing is cheaper. */
+const RELAYOUT_SHARE = 0.25;
+
+function layOut(names: readonly NameRecord[], clusterTtl: number): Layout {
+  const keys = names.map((n) => placementOf(n, clusterTtl).key);
+  const positions = new Map<string, number[]>();
+  keys.forEach((key, i) => {
+    const list = positions.get(key);
+    if (list === undefined) positions.set(key, [i]);
+    else list.push(i);
+  });
+  const blocks = new Map([...positions].map(([key, list]) => [key, blocksOfKey(names, list, clusterTtl)]));
+  return { names, clusterTtl, keys, positions, blocks, ordered: inOrder(blocks) };
+}
+
+const inOrder = (blocks: Layout['blocks']): TemplateBlock[] => [...blocks.values()].flat().sort((x, y) => x.at - y.at).map((b) => b.block);
+
+/** `last` with the records at `changed` replaced by those of `names`; positions stay in ascending order. */
+function relayOut(layout: Layout, names: readonly NameRecord[], changed: readonly number[]): Layout {
+  const touched = new Set<string>();
+  for (const i of changed) {
+    const before = layout.keys[i] as string;
+    const after = placementOf(names[i] as NameRecord, layout.clusterTtl).key;
+    touched.add(before).add(after);
+    if (before === after) continue;
+    layout.keys[i] = after;
+    const from = layout.positions.get(before) as number[];
+    from.splice(from.indexOf(i), 1);
+    if (from.length === 0) layout.positions.delete(before);
+    const to = layout.positions.get(after);
+    if (to === undefined) layout.positions.set(after, [i]);
+    else to.splice(insertionPoint(to, i), 0, i);
+  }
+  for (const key of touched) {
+    const list = layout.positions.get(key);
+    if (list === undefined) layout.blocks.delete(key);
+    else layout.blocks.set(key, blocksOfKey(names, list, layout.clusterTtl));
+  }
+  return { ...layout, names, ordered: inOrder(layout.blocks) };
+}
+
+function insertionPoint(sorted: readonly number[], value: number): number {
+  let [low, high] = [0, sorted.length];
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((sorted[mid] as number) < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
 /**
  * The template blocks that serve `names` (in the record set's order: exact names first, then
  * the deepest wildcard). Names whose answers are the same once written relative to the query
  * name share one block with an alternation regex: 10,000 Gateway hosts in 200 Gateways are a
  * few hundred blocks, not 10,000. The cluster's own LB names keep a block each, where an
- * admin looks for them.
+ * admin looks for them. A block is at the place of its first name, and holds the names of its
+ * key that follow, up to BLOCK_NAMES.
  */
-export function templateBlocks(names: readonly NameRecord[], clusterTtl: number): TemplateBlock[] {
-  const blocks: Group[] = [];
-  const open = new Map<string, Group>();
-  for (const n of names) {
-    const { key, shape, captured } = placementOf(n, clusterTtl);
-    let group = open.get(key);
-    if (group === undefined || group.members.length === BLOCK_NAMES) {
-      const records = (type: string, ips: readonly string[]) => [...shape.chain, ...ips.map((ip) => `${shape.owner} ${shape.ttl} IN ${type} ${ip}`)];
-      group = { members: [], a: records('A', n.v4), aaaa: records('AAAA', n.v6), captured };
-      open.set(key, group);
-      blocks.push(group);
-    }
-    group.members.push(n);
-  }
-  return blocks.map(keptBlockOf);
+export function templateBlocks(names: readonly NameRecord[], clusterTtl: number): readonly TemplateBlock[] {
+  const layout = last;
+  if (layout?.names === names) return layout.ordered;
+  if (layout === undefined || layout.clusterTtl !== clusterTtl || layout.names.length !== names.length) return (last = layOut(names, clusterTtl)).ordered;
+  const changed: number[] = [];
+  for (let i = 0; i < names.length; i++) if (names[i] !== layout.names[i]) changed.push(i);
+  last = changed.length > names.length * RELAYOUT_SHARE ? layOut(names, clusterTtl) : relayOut(layout, names, changed);
+  return last.ordered;
 }

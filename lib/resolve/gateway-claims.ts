@@ -28,8 +28,25 @@ const older = (a: OwnedEndpoints, b: OwnedEndpoints): number =>
 const sameContent = (a: GatewayEndpoint, b: GatewayEndpoint): boolean => a.ttl === b.ttl && a.weight === b.weight && a.geo === b.geo && a.targets.join(' ') === b.targets.join(' ');
 const family = (e: GatewayEndpoint): string => (e.recordType === 'CNAME' ? 'CNAME' : 'address');
 
+/**
+ * The owners of `before` not in `after`, and of `after` not in `before`. The sources keep an
+ * unchanged owner at its place, so the lists differ at a few places; only those are compared.
+ */
+function ownersDiff(before: readonly OwnedEndpoints[], after: readonly OwnedEndpoints[]): { left: OwnedEndpoints[]; came: OwnedEndpoints[] } {
+  const [was, is] = [new Set<OwnedEndpoints>(), new Set<OwnedEndpoints>()];
+  for (let i = 0; i < Math.max(before.length, after.length); i++) {
+    const [b, a] = [before[i], after[i]];
+    if (b === a) continue;
+    if (b !== undefined) was.add(b);
+    if (a !== undefined) is.add(a);
+  }
+  return { left: [...was].filter((o) => !is.has(o)), came: [...is].filter((o) => !was.has(o)) };
+}
+
 export class ClaimIndex {
-  private owners = new Set<OwnedEndpoints>();
+  private owners: readonly OwnedEndpoints[] = [];
+  /** external(), until a name is claimed or a target pointed to for the first or last time. */
+  private externalNames: string[] | undefined;
   /** Per owner, its endpoints refused on their own (zone, cluster names, other sources). */
   private readonly own = new Map<OwnedEndpoints, readonly Refusal[]>();
   /** name → the owners with an endpoint of that name not refused on its own. */
@@ -46,15 +63,16 @@ export class ClaimIndex {
     readonly zones: string,
   ) {}
 
-  /** Moves to exactly `owners`: owners that left or came decide their names again. */
-  update(owners: readonly OwnedEndpoints[]): void {
-    const next = new Set(owners);
+  /** Moves to exactly `owners`: owners that left or came decide their names again. Returns those names. */
+  update(owners: readonly OwnedEndpoints[]): ReadonlySet<string> {
     const touched = new Set<string>();
-    for (const owner of this.owners) if (!next.has(owner)) this.leave(owner, touched);
+    const { left, came } = ownersDiff(this.owners, owners);
+    for (const owner of left) this.leave(owner, touched);
     // Oldest first, so that from nothing the names come in the order print-records lists them: a host before its chain.
-    for (const owner of owners.filter((o) => !this.owners.has(o)).sort(older)) this.join(owner, touched);
-    this.owners = next;
+    for (const owner of came.sort(older)) this.join(owner, touched);
+    this.owners = owners;
     for (const name of touched) this.decide(name);
+    return touched;
   }
 
   /** dnsName → the endpoints served for it, all from one namespace; from nothing, oldest owner first: read it before the next update. */
@@ -75,8 +93,9 @@ export class ClaimIndex {
   }
 
   /** CNAME targets no accepted name answers: host names lbdns resolves itself. */
-  external(): string[] {
-    return [...this.targets.keys()].filter((t) => !this.claims.has(t)).sort();
+  external(): readonly string[] {
+    this.externalNames ??= [...this.targets.keys()].filter((t) => !this.claims.has(t)).sort();
+    return this.externalNames;
   }
 
   private verdict(owner: OwnedEndpoints, name: string): Refusal | undefined {
@@ -121,8 +140,7 @@ export class ClaimIndex {
    * Distinct set identifiers (Kuadrant's geo and weighted sets) combine.
    */
   private decide(name: string): void {
-    for (const { endpoint } of this.claims.get(name) ?? []) this.count(endpoint, -1);
-    this.claims.delete(name);
+    const before = this.claims.get(name) ?? [];
     this.conflicts.delete(name);
     const askers = [...(this.askers.get(name) ?? [])].sort(older);
     const list: Claim[] = [];
@@ -147,15 +165,21 @@ export class ClaimIndex {
         }
       }
     }
+    // Set in place: a name decided again keeps its place in byName.
     if (list.length > 0) this.claims.set(name, list);
+    else this.claims.delete(name);
+    if ((before.length === 0) !== (list.length === 0)) this.externalNames = undefined;
     if (conflicts.length > 0) this.conflicts.set(name, conflicts);
+    // Counted up first: a target still pointed to never drops to 0 on the way.
     for (const { endpoint } of list) this.count(endpoint, 1);
+    for (const { endpoint } of before) this.count(endpoint, -1);
   }
 
   private count(endpoint: GatewayEndpoint, by: number): void {
     if (endpoint.recordType !== 'CNAME') return;
     for (const t of endpoint.targets) {
       const n = (this.targets.get(t) ?? 0) + by;
+      if (n === 0 || n === by) this.externalNames = undefined;
       if (n === 0) this.targets.delete(t);
       else this.targets.set(t, n);
     }

@@ -2,7 +2,6 @@ import { splitFamilies } from '../grammar/ip.js';
 import { ROLE_TRAITS, type ClusterSpec, type GatewayEndpoint, type Resolution, type WeightBlock } from '../model.js';
 import { ClaimIndex, type Claim, type Refusal } from './gateway-claims.js';
 import { nameGuard } from './name-guard.js';
-import { sameObjects } from '../sources/per-object.js';
 
 /*
  * Gateway DNS names are asked for by tenants (a Gateway, an HTTPRoute, a DNSPolicy, a
@@ -18,10 +17,15 @@ export interface AcceptedGatewayNames {
   readonly refused: readonly Refusal[];
   /** CNAME targets no accepted name answers: host names lbdns resolves itself. */
   readonly external: readonly string[];
+  /** Increases with every result that may differ from the one before. */
+  readonly version: number;
+  /** The names decided again since the result of version `after`; undefined: decided from nothing. */
+  readonly changed: { readonly after: number; readonly names: ReadonlySet<string> } | undefined;
 }
 
 let index: ClaimIndex | undefined;
 let last: { spec: ClusterSpec; result: AcceptedGatewayNames } | undefined;
+let version = 0;
 
 /**
  * Which endpoints are served. A name outside the owner's zone, of the cluster or of another
@@ -31,13 +35,17 @@ let last: { spec: ClusterSpec; result: AcceptedGatewayNames } | undefined;
  */
 export function acceptGatewayNames(spec: ClusterSpec): AcceptedGatewayNames {
   const gateway = spec.gateway;
-  if (gateway === undefined || !ROLE_TRAITS[spec.role].clusterNames) return { byName: new Map(), refused: [], external: [] };
+  if (gateway === undefined || !ROLE_TRAITS[spec.role].clusterNames) return { byName: new Map(), refused: [], external: [], version: 0, changed: undefined };
   if (last?.spec === spec) return last.result;
   const guard = nameGuard(spec);
   const zones = gateway.zones.join(', ');
-  if (index === undefined || index.guard !== guard || index.zones !== zones) index = new ClaimIndex(guard, zones);
-  index.update(gateway.owners);
-  last = { spec, result: { byName: index.byName, refused: index.refused(), external: index.external() } };
+  const fresh = index === undefined || index.guard !== guard || index.zones !== zones;
+  if (fresh) index = new ClaimIndex(guard, zones);
+  const names = (index as ClaimIndex).update(gateway.owners);
+  const after = last?.result.version;
+  version += 1;
+  const changed = fresh || after === undefined ? undefined : { after, names };
+  last = { spec, result: { byName: (index as ClaimIndex).byName, refused: (index as ClaimIndex).refused(), external: (index as ClaimIndex).external(), version, changed } };
   return last.result;
 }
 
@@ -54,74 +62,132 @@ export interface GatewayAnswer {
 
 /** Longer chains than Kuadrant's (host → klb → geo → leaf → external) are refused as loops. */
 const MAX_CHAIN = 8;
+/** The TTL of an accepted name that answers nothing: never served, so never read. */
+const NO_ANSWER_TTL = 60;
 
-/**
- * An answer is kept with what it came from: the name's endpoints (kept per owner, so the same
- * objects while the owner is unchanged), the geo, and its targets' answers. A change then
- * builds answers for its own names only, and an unchanged name keeps its answer object.
- */
-const keptAnswers = new WeakMap<GatewayEndpoint, { endpoints: readonly GatewayEndpoint[]; geoCode: string | undefined; targets: readonly GatewayAnswer[]; answer: GatewayAnswer }>();
 const externalAnswers = new WeakMap<Resolution, GatewayAnswer>();
 
 /**
  * Answers names the way a client in this cluster's geo would be answered: a geo set picks
  * `geoCode`, else the default geo (`*`); a weighted set (several targets) is answered with all
  * its targets' addresses at its own name, weighted for `loadbalance weighted`; one target is a
- * CNAME hop. External targets give the addresses lbdns resolved for them. Each name is
- * answered once per record set: a host's chain reuses the answers of the names it leads to.
+ * CNAME hop. External targets give the addresses lbdns resolved for them.
+ *
+ * Answers are kept from one record set to the next with the names each one read: update()
+ * forgets those of the names decided again and of the external names resolved anew, and of
+ * every name whose chain passes through one, so a change costs its own chains only.
  */
-export function gatewayAnswerer(names: AcceptedGatewayNames, geoCode: string | undefined, resolutions: ReadonlyMap<string, Resolution>): (name: string) => GatewayAnswer {
-  const answered = new Map<string, GatewayAnswer>();
-  const pending = new Set<string>();
-  const answer = (name: string, ttlHint: number): GatewayAnswer => {
-    const known = answered.get(name);
-    if (known !== undefined) return known;
-    const none: GatewayAnswer = { chain: [], owner: name, v4: [], v6: [], ttl: ttlHint, weights: undefined };
-    // A loop has no addresses; it is left unserved like any name without one.
-    if (pending.has(name)) return none;
-    pending.add(name);
-    const result = compute(name, none);
-    pending.delete(name);
-    answered.set(name, result.chain.length > MAX_CHAIN ? none : result);
-    return answered.get(name) as GatewayAnswer;
-  };
-  const compute = (name: string, none: GatewayAnswer): GatewayAnswer => {
-    const claims = names.byName.get(name);
-    if (claims === undefined) {
-      const r = resolutions.get(name);
-      if (r === undefined) return none;
-      const kept = externalAnswers.get(r);
-      if (kept?.ttl === none.ttl) return kept;
-      const external = { ...none, v4: r.v4, v6: r.v6 };
-      externalAnswers.set(r, external);
-      return external;
+export class GatewayAnswers {
+  private readonly kept = new Map<string, GatewayAnswer>();
+  /** name → the names its answer read; and the reverse. */
+  private readonly reads = new Map<string, readonly string[]>();
+  private readonly readBy = new Map<string, Set<string>>();
+  /** External names read, with the resolution they were read with. */
+  private readonly externals = new Map<string, Resolution | undefined>();
+  private readonly pending = new Set<string>();
+  private accepted: AcceptedGatewayNames = { byName: new Map(), refused: [], external: [], version: 0, changed: undefined };
+  private resolutions: ReadonlyMap<string, Resolution> = new Map();
+
+  constructor(readonly geoCode: string | undefined) {}
+
+  /**
+   * Moves to `accepted` and `resolutions`. Returns the names whose answers may have changed,
+   * or undefined when every answer was forgotten (`accepted` is not the next version of the last).
+   */
+  update(accepted: AcceptedGatewayNames, resolutions: ReadonlyMap<string, Resolution>): ReadonlySet<string> | undefined {
+    const before = this.accepted.version;
+    this.accepted = accepted;
+    this.resolutions = resolutions;
+    if (accepted.version === before) return this.forget(this.resolvedAnew());
+    if (accepted.changed?.after !== before) {
+      for (const map of [this.kept, this.reads, this.readBy, this.externals]) map.clear();
+      return undefined;
     }
+    return this.forget([...accepted.changed.names, ...this.resolvedAnew()]);
+  }
+
+  answer(name: string): GatewayAnswer {
+    return this.answerAt(name, NO_ANSWER_TTL);
+  }
+
+  private resolvedAnew(): string[] {
+    const anew: string[] = [];
+    for (const [name, r] of this.externals) {
+      if (this.readBy.get(name)?.size) {
+        if (this.resolutions.get(name) !== r) anew.push(name);
+      } else {
+        this.externals.delete(name);
+      }
+    }
+    return anew;
+  }
+
+  /** Forgets the answers of `names` and of every name whose answer read one of them. */
+  private forget(names: Iterable<string>): Set<string> {
+    const gone = new Set<string>();
+    const queue = [...names];
+    for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
+      if (gone.has(name)) continue;
+      gone.add(name);
+      this.kept.delete(name);
+      for (const read of this.reads.get(name) ?? []) this.readBy.get(read)?.delete(name);
+      this.reads.delete(name);
+      for (const by of this.readBy.get(name) ?? []) queue.push(by);
+    }
+    return gone;
+  }
+
+  /** `ttl`: the TTL of the hop asking, for an external name's addresses. */
+  private answerAt(name: string, ttl: number): GatewayAnswer {
+    const claims = this.accepted.byName.get(name);
+    if (claims === undefined) return this.external(name, ttl);
+    const known = this.kept.get(name);
+    if (known !== undefined) return known;
+    const none: GatewayAnswer = { chain: [], owner: name, v4: [], v6: [], ttl: NO_ANSWER_TTL, weights: undefined };
+    // A loop has no addresses; it is left unserved like any name without one.
+    if (this.pending.has(name)) return none;
+    this.pending.add(name);
+    const result = this.compute(name, claims, none);
+    this.pending.delete(name);
+    const answer = result.chain.length > MAX_CHAIN ? none : result;
+    this.kept.set(name, answer);
+    return answer;
+  }
+
+  private external(name: string, ttl: number): GatewayAnswer {
+    const r = this.resolutions.get(name);
+    this.externals.set(name, r);
+    if (r === undefined) return { chain: [], owner: name, v4: [], v6: [], ttl, weights: undefined };
+    const kept = externalAnswers.get(r);
+    if (kept?.ttl === ttl) return kept;
+    const answer = { chain: [], owner: name, v4: r.v4, v6: r.v6, ttl, weights: undefined };
+    externalAnswers.set(r, answer);
+    return answer;
+  }
+
+  private compute(name: string, claims: readonly Claim[], none: GatewayAnswer): GatewayAnswer {
     const endpoints = claims.map((c) => c.endpoint);
-    const first = endpoints[0] as GatewayEndpoint;
-    let kept = keptAnswers.get(first);
-    if (kept !== undefined && (kept.geoCode !== geoCode || !sameObjects(kept.endpoints, endpoints))) kept = undefined;
-    if (first.recordType !== 'CNAME') {
-      if (kept !== undefined) return kept.answer;
+    if ((endpoints[0] as GatewayEndpoint).recordType !== 'CNAME') {
       const { v4, v6 } = splitFamilies(endpoints.flatMap((e) => e.targets));
       const weighted = endpoints.some((e) => e.weight !== undefined);
       const weights = weighted ? new Map(endpoints.flatMap((e) => e.targets.map((t): [string, number] => [t, e.weight ?? 1]))) : undefined;
-      const result = { chain: [], owner: name, v4, v6, ttl: Math.min(...endpoints.map((e) => e.ttl)), weights };
-      keptAnswers.set(first, { endpoints, geoCode, targets: [], answer: result });
-      return result;
+      return { chain: [], owner: name, v4, v6, ttl: Math.min(...endpoints.map((e) => e.ttl)), weights };
     }
     let set = endpoints;
     if (set.some((e) => e.geo !== undefined)) {
-      const wanted = set.filter((e) => geoCode !== undefined && e.geo === geoCode);
+      const wanted = set.filter((e) => this.geoCode !== undefined && e.geo === this.geoCode);
       set = wanted.length > 0 ? wanted.slice(0, 1) : set.filter((e) => e.geo === '*').slice(0, 1);
       if (set.length === 0) return none;
     }
-    const targets = set.map((e) => answer(e.targets[0] as string, e.ttl));
-    if (kept !== undefined && sameObjects(kept.targets, targets)) return kept.answer;
-    const result = cnameAnswer(name, set, targets);
-    keptAnswers.set(first, { endpoints, geoCode, targets, answer: result });
-    return result;
-  };
-  return (name) => answer(name, 60);
+    const reads = set.map((e) => e.targets[0] as string);
+    this.reads.set(name, reads);
+    for (const read of reads) {
+      let by = this.readBy.get(read);
+      if (by === undefined) this.readBy.set(read, (by = new Set()));
+      by.add(name);
+    }
+    return cnameAnswer(name, set, set.map((e, i) => this.answerAt(reads[i] as string, e.ttl)));
+  }
 }
 
 /** One target: a CNAME hop to its answer. Several (a weighted set): all their addresses at this name. */

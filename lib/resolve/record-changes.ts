@@ -1,5 +1,5 @@
-import type { RecordSet } from '../model.js';
-import { namesOf } from './record-set.js';
+import type { NameRecord, RecordSet } from '../model.js';
+import { compareSpecificity } from './specificity.js';
 
 export interface RecordChange {
   readonly name: string;
@@ -15,13 +15,34 @@ interface Served {
 const same = (x: readonly string[], y: readonly string[]): boolean => x.length === y.length && x.every((ip, i) => ip === y[i]);
 const addresses = (s: Served | undefined): string[] => (s === undefined ? [] : [...s.v4, ...s.v6]);
 
-// A record set is compared twice, as the new one and then as the previous one: its index is kept with it.
+// A record set is compared twice, as the new one and then as the previous one: its node index is kept with it.
 const nodeIndexes = new WeakMap<RecordSet, ReadonlyMap<string, Served>>();
-function indexOf(set: RecordSet | undefined): { names: ReadonlyMap<string, Served>; nodes: ReadonlyMap<string, Served> } {
-  if (set === undefined) return { names: new Map(), nodes: new Map() };
+function nodesOf(set: RecordSet | undefined): ReadonlyMap<string, Served> {
+  if (set === undefined) return new Map();
   let nodes = nodeIndexes.get(set);
   if (nodes === undefined) nodeIndexes.set(set, (nodes = new Map(set.nodes.map((n) => [n.fqdn, n]))));
-  return { names: namesOf(set), nodes };
+  return nodes;
+}
+
+/** Both lists are in specificity order (record-set.ts), so one walk pairs them; kept records are skipped by identity. */
+function namesBetween(a: readonly NameRecord[], b: readonly NameRecord[]): RecordChange[] {
+  const changes: RecordChange[] = [];
+  let [i, j] = [0, 0];
+  while (i < a.length || j < b.length) {
+    const [x, y] = [a[i], b[j]];
+    if (x === y) {
+      i++;
+      j++;
+      continue;
+    }
+    const order = x === undefined ? 1 : y === undefined ? -1 : x.name === y.name ? 0 : compareSpecificity(x.name, y.name);
+    if (order < 0) changes.push({ name: (x as NameRecord).name, from: addresses(x), to: [] });
+    else if (order > 0) changes.push({ name: (y as NameRecord).name, from: [], to: addresses(y) });
+    else if (!same((x as NameRecord).v4, (y as NameRecord).v4) || !same((x as NameRecord).v6, (y as NameRecord).v6)) changes.push({ name: (x as NameRecord).name, from: addresses(x), to: addresses(y) });
+    if (order <= 0) i++;
+    if (order >= 0) j++;
+  }
+  return changes.sort((x, y) => (x.name < y.name ? -1 : 1));
 }
 
 function changesBetween(a: ReadonlyMap<string, Served>, b: ReadonlyMap<string, Served>): RecordChange[] {
@@ -52,7 +73,6 @@ export interface ChangeLog {
  * The LB and DNSRecord names come before the nodes', so a cut never hides an LB's change.
  */
 export function recordChanges(before: RecordSet | undefined, after: RecordSet): ChangeLog {
-  const [a, b] = [indexOf(before), indexOf(after)];
-  const changes = [...changesBetween(a.names, b.names), ...changesBetween(a.nodes, b.nodes)];
+  const changes = [...namesBetween(before?.names ?? [], after.names), ...changesBetween(nodesOf(before), nodesOf(after))];
   return changes.length > LOGGED_CHANGES ? { changes: changes.slice(0, LOGGED_CHANGES), moreChanges: changes.length - LOGGED_CHANGES } : { changes };
 }

@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors.js';
 import { splitFamilies } from '../grammar/ip.js';
-import { labelCount, nodeFqdn } from '../grammar/validate.js';
+import { nodeFqdn } from '../grammar/validate.js';
 import {
   DEFAULTS,
   LIMITS,
@@ -12,9 +12,10 @@ import {
   type NodeRecord,
   type RecordSet,
   type Resolution,
-  type WeightBlock,
 } from '../model.js';
-import { acceptGatewayNames, coreDnsWeights, gatewayAnswerer, type GatewayAnswer, type Refusal } from './gateway-names.js';
+import { acceptGatewayNames, type Refusal } from './gateway-names.js';
+import { GatewayRecordBook, type GatewayRecords } from './gateway-records.js';
+import { findName, matchFor, mergeOrdered } from './specificity.js';
 
 export interface RecordSetResult {
   readonly recordSet: RecordSet;
@@ -40,35 +41,6 @@ export interface BuildOptions {
 
 export function lbRecordName(lb: LbName, domain: string): string {
   return lb === 'ingress' ? `*.apps.${domain}` : `${lb}.${domain}`;
-}
-
-const escapeDots = (name: string): string => name.replaceAll('.', '\\.');
-
-/** Query names arrive lower-cased with a trailing dot; a wildcard covers any depth, as in DNS. */
-function matchFor(name: string): { zone: string; match: string } {
-  if (name.startsWith('*.')) {
-    const zone = name.slice(2);
-    return { zone, match: `^(?:[^.]+\\.)+${escapeDots(zone)}\\.$` };
-  }
-  return { zone: name, match: `^${escapeDots(name)}\\.$` };
-}
-
-/** Templates are tried in order: exact names first, then the deepest wildcard, so the most specific one answers. */
-function specificityOrder(names: readonly NameRecord[]): NameRecord[] {
-  // Keyed once: a comparator that splits names costs more than the rest of a 25,000-name set.
-  const keyed = names.map((n) => ({ n, wildcard: n.name.startsWith('*.') ? 1 : 0, depth: labelCount(n.name) }));
-  keyed.sort((a, b) => a.wildcard - b.wildcard || b.depth - a.depth || (a.n.name < b.n.name ? -1 : a.n.name > b.n.name ? 1 : 0));
-  return keyed.map((k) => k.n);
-}
-
-// A record set is read by name twice, as the previous one of the next build and of the next change log: the index is kept with it.
-const indexes = new WeakMap<RecordSet, ReadonlyMap<string, NameRecord>>();
-
-/** The set's names by name. */
-export function namesOf(set: RecordSet): ReadonlyMap<string, NameRecord> {
-  let index = indexes.get(set);
-  if (index === undefined) indexes.set(set, (index = new Map(set.names.map((n) => [n.name, n]))));
-  return index;
 }
 
 /** The addresses endpoints stand for now: IP literals as they are, hostnames as resolved (none while unresolved). */
@@ -106,12 +78,11 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   const names: NameRecord[] = [];
   const empty: string[] = [];
   const held: { name: string; reason: string }[] = [];
-  const previous = options.previous ? namesOf(options.previous) : new Map<string, NameRecord>();
   for (const [name, { targets, source, ttl }] of targetsByName) {
     const { v4, v6 } = splitFamilies(addressesOf(targets, resolutions));
     const count = v4.length + v6.length;
     const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
-    const kept = problem && options.previous ? previous.get(name) : undefined;
+    const kept = problem && options.previous ? findName(options.previous.names, name) : undefined;
     if (kept) {
       held.push({ name, reason: problem as string });
       names.push(kept);
@@ -126,7 +97,9 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       names.push({ name, ...matchFor(name), v4, v6, source, ...(ttl === undefined ? {} : { addressTtl: ttl }) });
     }
   }
-  const gateway = gatewayRecords(spec, resolutions, previous, names, empty, held);
+  const gateway = gatewayRecords(spec, resolutions, options.previous);
+  held.push(...gateway.held);
+  empty.push(...gateway.empty);
 
   const nodesReason = traits.clusterNames ? spec.withheld?.nodes : undefined;
   if (nodesReason !== undefined) withheld.push({ name: 'node names', reason: nodesReason });
@@ -148,7 +121,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       healthPort: DEFAULTS.healthPort,
       readyPort: DEFAULTS.readyPort,
       cacheSeconds: DEFAULTS.cacheSeconds,
-      names: specificityOrder(names),
+      names: mergeOrdered(gateway.names, names),
       nodes,
       upstreams: spec.upstreams,
       ...(spec.gateway ? { weights: gateway.weights } : {}),
@@ -173,74 +146,15 @@ export function whyNotServed(spec: ClusterSpec, empty: readonly string[]): { rea
   });
 }
 
-/** The same answer for the same name and source is the same record: a change log and the template blocks then skip it by identity. */
-interface GatewayRecord {
-  readonly record: NameRecord;
-  readonly served: { readonly name: string; readonly source: string };
-  readonly weightBlock: WeightBlock | undefined;
-}
-const keptRecords = new WeakMap<GatewayAnswer, GatewayRecord>();
-
-function gatewayRecord(name: string, source: string, answer: GatewayAnswer): GatewayRecord {
-  const kept = keptRecords.get(answer);
-  if (kept?.record.name === name && kept.record.source === source) return kept;
-  const chained = answer.chain.length > 0;
-  const record: NameRecord = {
-    name,
-    ...matchFor(name),
-    v4: answer.v4,
-    v6: answer.v6,
-    source,
-    chain: answer.chain,
-    ...(chained ? { addressOwner: answer.owner } : {}),
-    addressTtl: answer.ttl,
-  };
-  const owner = chained ? answer.owner : name;
-  const made = { record, served: { name, source }, weightBlock: answer.weights && !owner.startsWith('*.') ? coreDnsWeights(owner, answer.weights) : undefined };
-  keptRecords.set(answer, made);
-  return made;
-}
+let book: GatewayRecordBook | undefined;
 
 /**
- * The Gateway DNS names, appended to `names`: each a chain of CNAMEs answered with its final
- * addresses. A name whose chain gives no address yet, or more than the limit, keeps what
- * `previous` served (last known good), else is left out (`empty`) or refused (over the limit).
+ * The Gateway DNS names: each a chain of CNAMEs answered with its final addresses. A name
+ * whose chain gives no address yet, or more than the limit, keeps what `previous` served
+ * (last known good), else is left out (`empty`) or refused (over the limit).
  */
-function gatewayRecords(
-  spec: ClusterSpec,
-  resolutions: ReadonlyMap<string, Resolution>,
-  previous: ReadonlyMap<string, NameRecord>,
-  names: NameRecord[],
-  empty: string[],
-  held: { name: string; reason: string }[],
-): { served: { readonly name: string; readonly source: string }[]; refused: Refusal[]; weights: WeightBlock[] } {
-  const accepted = acceptGatewayNames(spec);
-  const served: { readonly name: string; readonly source: string }[] = [];
-  const refused = [...accepted.refused];
-  const weights = new Map<string, WeightBlock>();
-  const answerOf = gatewayAnswerer(accepted, spec.gateway?.geoCode, resolutions);
-  for (const [name, claims] of accepted.byName) {
-    const source = claims.length === 1 ? (claims[0] as (typeof claims)[number]).owner.source : [...new Set(claims.map((c) => c.owner.source))].join(', ');
-    const answer = answerOf(name);
-    const count = answer.v4.length + answer.v6.length;
-    const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 ? 'has no address yet' : undefined;
-    if (problem !== undefined) {
-      const kept = previous.get(name);
-      if (kept) {
-        held.push({ name, reason: problem });
-        names.push(kept);
-        served.push({ name, source });
-      } else if (count === 0) {
-        empty.push(name);
-      } else {
-        refused.push({ name, source, reason: 'over-limit', detail: problem });
-      }
-      continue;
-    }
-    const { record, served: entry, weightBlock } = gatewayRecord(name, source, answer);
-    names.push(record);
-    served.push(entry);
-    if (weightBlock && !weights.has(weightBlock.owner)) weights.set(weightBlock.owner, weightBlock);
-  }
-  return { served, refused, weights: [...weights.values()].sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0)) };
+function gatewayRecords(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, previous: RecordSet | undefined): GatewayRecords {
+  const geoCode = spec.gateway?.geoCode;
+  if (book === undefined || book.geoCode !== geoCode) book = new GatewayRecordBook(geoCode);
+  return book.build(acceptGatewayNames(spec), resolutions, (name) => (previous === undefined ? undefined : findName(previous.names, name)));
 }

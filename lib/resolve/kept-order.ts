@@ -1,0 +1,48 @@
+/**
+ * Items kept in one order from one record set to the next, by key. A change that replaces
+ * items of keys already there (a Gateway's new address: the same names, new records) costs
+ * a copy of the array and the replacements; only keys that come or go sort again. The key
+ * must decide the item's place: items of one key sort alike.
+ */
+export class KeptOrder<T> {
+  private readonly items = new Map<string, T>();
+  private readonly positions = new Map<string, number>();
+  private order: readonly T[] = [];
+
+  constructor(
+    private readonly keyOf: (item: T) => string,
+    private readonly sort: (items: T[]) => T[],
+  ) {}
+
+  get(key: string): T | undefined {
+    return this.items.get(key);
+  }
+
+  /** The items once each key of `changes` holds its value (undefined: none); the same array when nothing changed. */
+  update(changes: ReadonlyMap<string, T | undefined>): readonly T[] {
+    const real = [...changes].filter(([key, item]) => this.items.get(key) !== item);
+    if (real.length === 0) return this.order;
+    if (real.every(([key, item]) => item !== undefined && this.positions.has(key))) {
+      const order = [...this.order];
+      for (const [key, item] of real) {
+        order[this.positions.get(key) as number] = item as T;
+        this.items.set(key, item as T);
+      }
+      return (this.order = order);
+    }
+    for (const [key, item] of real) {
+      if (item === undefined) this.items.delete(key);
+      else this.items.set(key, item);
+    }
+    this.order = this.sort([...this.items.values()]);
+    this.positions.clear();
+    this.order.forEach((item, i) => this.positions.set(this.keyOf(item), i));
+    return this.order;
+  }
+
+  clear(): void {
+    this.items.clear();
+    this.positions.clear();
+    this.order = [];
+  }
+}
