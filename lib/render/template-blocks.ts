@@ -1,6 +1,7 @@
 import { labelCount } from '../grammar/validate.js';
 import { LB_NAMES, type NameRecord } from '../model.js';
 import { sameObjects } from '../sources/per-object.js';
+import { escapeDots } from '../resolve/specificity.js';
 
 /** One pair of CoreDNS `template` blocks (A and AAAA): the names it matches and the records it answers. */
 export interface TemplateBlock {
@@ -17,7 +18,6 @@ export interface TemplateBlock {
 const GO_NAME = '{{ .Name }}';
 /** The regex's capture of the query name's parent (with its trailing dot), in a block that captures it. */
 const GO_PARENT = '{{ index .Match 1 }}';
-const escapeDots = (name: string): string => name.replaceAll('.', '\\.');
 /** The sources named in a group's comment; the rest are counted (`display` lists every one). */
 const COMMENT_SOURCES = 3;
 /**
@@ -107,20 +107,23 @@ function blockOf({ members, a, aaaa, captured }: Group): TemplateBlock {
   return { comment, zone, match: `^${wildcard ? '(?:[^.]+\\.)+' : ''}${alternation(bodies, zone)}$`, a, aaaa };
 }
 
-/** Where a name goes: names with one key answer alike. */
+/** Where a name goes: names with one key answer alike, and share one placement. */
 interface Placement {
   readonly key: string;
   readonly shape: Shape;
   readonly captured: boolean;
+  readonly clusterTtl: number;
 }
 
 // Records are kept across record sets while their answers stay (see record-set.ts): so are their placements and blocks.
-const placements = new WeakMap<NameRecord, { clusterTtl: number; placement: Placement }>();
+const placements = new WeakMap<NameRecord, Placement>();
 const blocksByFirst = new WeakMap<NameRecord, { members: readonly NameRecord[]; block: TemplateBlock }>();
+/** The placement of each key laid out (see Layout): 25,000 names are a few hundred placements, not 25,000 copies. */
+const shared = new Map<string, Placement>();
 
 function placementOf(n: NameRecord, clusterTtl: number): Placement {
   const kept = placements.get(n);
-  if (kept?.clusterTtl === clusterTtl) return kept.placement;
+  if (kept?.clusterTtl === clusterTtl) return kept;
   const wildcard = n.name.startsWith('*.');
   const body = wildcard ? n.name.slice(2) : n.name;
   const labels = labelCount(body);
@@ -132,8 +135,13 @@ function placementOf(n: NameRecord, clusterTtl: number): Placement {
   const tier = wildcard ? `*${labels}` : captured ? `^${body.slice(0, body.indexOf('.'))}` : '';
   const single = LB_SOURCES.has(n.source) || labels === 1;
   const key = single ? `=${n.name}` : `${tier} ${body.slice(body.lastIndexOf('.') + 1)}\n${shape.chain.join('\n')}\n${shape.owner} ${shape.ttl} ${n.v4.join(' ')} | ${n.v6.join(' ')}`;
-  const placement = { key, shape, captured };
-  placements.set(n, { clusterTtl, placement });
+  // A name of its own block is keyed by its name alone: its placement is its own.
+  let placement = single ? undefined : shared.get(key);
+  if (placement?.clusterTtl !== clusterTtl) {
+    placement = { key, shape, captured, clusterTtl };
+    if (!single) shared.set(key, placement);
+  }
+  placements.set(n, placement);
   return placement;
 }
 
@@ -186,6 +194,7 @@ function layOut(names: readonly NameRecord[], clusterTtl: number): Layout {
     else list.push(i);
   });
   const blocks = new Map([...positions].map(([key, list]) => [key, blocksOfKey(names, list, clusterTtl)]));
+  for (const key of shared.keys()) if (!positions.has(key)) shared.delete(key);
   return { names, clusterTtl, keys, positions, blocks, ordered: inOrder(blocks) };
 }
 
@@ -209,8 +218,12 @@ function relayOut(layout: Layout, names: readonly NameRecord[], changed: readonl
   }
   for (const key of touched) {
     const list = layout.positions.get(key);
-    if (list === undefined) layout.blocks.delete(key);
-    else layout.blocks.set(key, blocksOfKey(names, list, layout.clusterTtl));
+    if (list === undefined) {
+      layout.blocks.delete(key);
+      shared.delete(key);
+    } else {
+      layout.blocks.set(key, blocksOfKey(names, list, layout.clusterTtl));
+    }
   }
   return { ...layout, names, ordered: inOrder(layout.blocks) };
 }

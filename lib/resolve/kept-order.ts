@@ -5,7 +5,6 @@
  * must decide the item's place: items of one key sort alike.
  */
 export class KeptOrder<T> {
-  private readonly items = new Map<string, T>();
   private readonly positions = new Map<string, number>();
   private order: readonly T[] = [];
 
@@ -15,33 +14,28 @@ export class KeptOrder<T> {
   ) {}
 
   get(key: string): T | undefined {
-    return this.items.get(key);
+    const at = this.positions.get(key);
+    return at === undefined ? undefined : this.order[at];
   }
 
   /** The items once each key of `changes` holds its value (undefined: none); the same array when nothing changed. */
   update(changes: ReadonlyMap<string, T | undefined>): readonly T[] {
-    const real = [...changes].filter(([key, item]) => this.items.get(key) !== item);
+    const real = [...changes].filter(([key, item]) => this.get(key) !== item);
     if (real.length === 0) return this.order;
     if (real.every(([key, item]) => item !== undefined && this.positions.has(key))) {
       const order = [...this.order];
-      for (const [key, item] of real) {
-        order[this.positions.get(key) as number] = item as T;
-        this.items.set(key, item as T);
-      }
+      for (const [key, item] of real) order[this.positions.get(key) as number] = item as T;
       return (this.order = order);
     }
-    for (const [key, item] of real) {
-      if (item === undefined) this.items.delete(key);
-      else this.items.set(key, item);
-    }
-    this.order = this.sort([...this.items.values()]);
+    const changed = new Map(real);
+    const kept = this.order.filter((item) => !changed.has(this.keyOf(item)));
+    this.order = this.sort([...kept, ...real.flatMap(([, item]) => (item === undefined ? [] : [item]))]);
     this.positions.clear();
     this.order.forEach((item, i) => this.positions.set(this.keyOf(item), i));
     return this.order;
   }
 
   clear(): void {
-    this.items.clear();
     this.positions.clear();
     this.order = [];
   }

@@ -6,7 +6,11 @@ import type { NameRecord } from '../model.js';
  * exact names first, then the deepest wildcard: the most specific one answers.
  */
 
-const escapeDots = (name: string): string => name.replaceAll('.', '\\.');
+/**
+ * `.` → `\.` by split and join: one flat string. replaceAll leaves a string of many
+ * concatenations, 8 MiB for 25,000 names where this is 1.7 MiB (bench/RESULTS.md).
+ */
+export const escapeDots = (text: string): string => text.split('.').join('\\.');
 
 /** Query names arrive lower-cased with a trailing dot; a wildcard covers any depth, as in DNS. */
 export function matchFor(name: string): { zone: string; match: string } {
@@ -14,7 +18,7 @@ export function matchFor(name: string): { zone: string; match: string } {
     const zone = name.slice(2);
     return { zone, match: `^(?:[^.]+\\.)+${escapeDots(zone)}\\.$` };
   }
-  return { zone: name, match: `^${escapeDots(name)}\\.$` };
+  return { zone: name, match: escapeDots(`^${name}.$`) };
 }
 
 interface Keyed {

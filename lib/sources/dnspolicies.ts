@@ -136,14 +136,19 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs): OwnedEn
   const kept = built.get(gateway);
   if (kept !== undefined && kept.inputs.zones === inputs.zones && kept.inputs.kuadrantHosts === inputs.kuadrantHosts && sameObjects(kept.inputs.policies, inputs.policies) && sameObjects(kept.inputs.routes, inputs.routes)) return kept.owners;
   const owners: OwnedEndpoints[] = [];
+  const leaf = leafLabel(gateway.id.namespace, gateway.id.name);
+  // Per policy, not per listener: the listeners' endpoints then share one address list.
+  const addressesFor = new Map<PolicyView, readonly Endpoint[]>();
   gateway.listeners.forEach((listener, i) => {
     const policy = inputs.policies[i];
     if (policy === undefined || listener.attachedRoutes <= 0) return;
-    const addresses = gateway.addresses.filter((a) => !policy.excluded(a));
-    const source = `dnspolicy/${policy.id.namespace}/${policy.id.name}:gateway/${gateway.id.name}/${listener.name}`;
+    let addresses = addressesFor.get(policy);
+    if (addresses === undefined) addressesFor.set(policy, (addresses = gateway.addresses.filter((a) => !policy.excluded(a))));
+    // Joined, not a template: one flat string per listener, not a chain of eight concatenations.
+    const source = ['dnspolicy/', policy.id.namespace, '/', policy.id.name, ':gateway/', gateway.id.name, '/', listener.name].join('');
     for (const host of listenerHosts(listener, inputs.routes)) {
       if (inputs.kuadrantHosts.has(`${gateway.id.namespace}/${host}`)) continue;
-      const endpoints = listenerEndpoints(host, addresses, policy.loadBalancing, leafLabel(gateway.id.namespace, gateway.id.name));
+      const endpoints = listenerEndpoints(host, addresses, policy.loadBalancing, leaf);
       if (endpoints.length === 0) continue;
       owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints });
     }

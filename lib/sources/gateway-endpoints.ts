@@ -26,25 +26,39 @@ export function leafLabel(gatewayNamespace: string, gatewayName: string): string
   return createHash('sha256').update(`${gatewayNamespace}/${gatewayName}`).digest('hex').slice(0, 12);
 }
 
-/** `*.x` → `klb.x`; `app.x` → `klb.app.x`. */
+/**
+ * `*.x` → `klb.x`; `app.x` → `klb.app.x`. The names below a host are joined, not templates:
+ * they are map keys, and a concatenation hashed is kept along with its flat copy.
+ */
 export function klbName(host: string): string {
-  return `klb.${host.startsWith('*.') ? host.slice(2) : host}`;
+  return ['klb', host.startsWith('*.') ? host.slice(2) : host].join('.');
 }
 
-function addressEndpoints(dnsName: string, addresses: readonly Endpoint[], ttl: number, extra: Partial<GatewayEndpoint> = {}): GatewayEndpoint[] {
-  const ips = addresses.flatMap((a) => (a.kind === 'ip' ? [a.ip] : []));
-  const v4 = ips.filter((ip) => ipFamily(ip) === 4);
-  const v6 = ips.filter((ip) => ipFamily(ip) === 6);
-  const base = { dnsName, ttl, setIdentifier: '', ...extra };
-  if (ips.length === 0) {
-    // A CNAME carries one target; the builder's caller has already kept only the first host name.
+/** The addresses by family, once per address list: a Gateway's hosts share one list, and their endpoints its arrays. */
+const families = new WeakMap<readonly Endpoint[], { readonly v4: readonly string[]; readonly v6: readonly string[]; readonly hostname: string | undefined }>();
+
+function familiesOf(addresses: readonly Endpoint[]) {
+  let kept = families.get(addresses);
+  if (kept === undefined) {
+    const ips = addresses.flatMap((a) => (a.kind === 'ip' ? [a.ip] : []));
     const hostname = addresses.find((a) => a.kind === 'hostname');
-    return hostname?.kind === 'hostname' ? [{ ...base, recordType: 'CNAME', targets: [hostname.hostname] }] : [];
+    kept = { v4: ips.filter((ip) => ipFamily(ip) === 4), v6: ips.filter((ip) => ipFamily(ip) === 6), hostname: hostname?.kind === 'hostname' ? hostname.hostname : undefined };
+    families.set(addresses, kept);
   }
-  return [
-    ...(v4.length > 0 ? [{ ...base, recordType: 'A' as const, targets: v4 }] : []),
-    ...(v6.length > 0 ? [{ ...base, recordType: 'AAAA' as const, targets: v6 }] : []),
-  ];
+  return kept;
+}
+
+function addressEndpoints(dnsName: string, addresses: readonly Endpoint[], ttl: number): GatewayEndpoint[] {
+  const { v4, v6, hostname } = familiesOf(addresses);
+  // Object literals, not spreads of a base: 25,000 endpoints, and a spread copy is more than twice the size.
+  if (v4.length === 0 && v6.length === 0) {
+    // A CNAME carries one target; the builder's caller has already kept only the first host name.
+    return hostname === undefined ? [] : [{ dnsName, ttl, setIdentifier: '', recordType: 'CNAME', targets: [hostname] }];
+  }
+  const endpoints: GatewayEndpoint[] = [];
+  if (v4.length > 0) endpoints.push({ dnsName, ttl, setIdentifier: '', recordType: 'A', targets: v4 });
+  if (v6.length > 0) endpoints.push({ dnsName, ttl, setIdentifier: '', recordType: 'AAAA', targets: v6 });
+  return endpoints;
 }
 
 /**
@@ -56,8 +70,8 @@ function addressEndpoints(dnsName: string, addresses: readonly Endpoint[], ttl: 
 export function listenerEndpoints(host: string, addresses: readonly Endpoint[], loadBalancing: LoadBalancing | undefined, leaf: string): GatewayEndpoint[] {
   if (loadBalancing === undefined) return addressEndpoints(host, addresses, TTL.simple);
   const klb = klbName(host);
-  const geoName = `${loadBalancing.geo.toLowerCase()}.${klb}`;
-  const leafName = `${leaf}.${klb}`;
+  const geoName = [loadBalancing.geo.toLowerCase(), klb].join('.');
+  const leafName = [leaf, klb].join('.');
   const leafRecords = addressEndpoints(leafName, addresses, TTL.leaf);
   if (leafRecords.length === 0) return [];
   const geoRecord = (setIdentifier: string, geo: string): GatewayEndpoint => ({ dnsName: klb, recordType: 'CNAME', targets: [geoName], ttl: TTL.loadBalanced, setIdentifier, geo });
