@@ -159,7 +159,7 @@ function acceptedSteps() {
   return (owners: readonly OwnedEndpoints[]): AcceptedGatewayNames => {
     const names = index.update(owners);
     version += 1;
-    return { byName: index.byName, refused: index.refused(), external: index.external(), version, changed: version === 1 ? undefined : { after: version - 1, names } };
+    return { byName: index.byName, refused: index.refused(), external: index.external(), version, changed: version === 1 || names === undefined ? undefined : { after: version - 1, names } };
   };
 }
 
@@ -237,9 +237,9 @@ test("a change of a few names' answers is laid out in blocks as from nothing, a 
     return buildRecordSet(specWith(ownersAfter(inputs)), new Map()).recordSet.names;
   };
   const laidOut = (ns: readonly NameRecord[]) => templateBlocks(ns, 60).map((b) => `${b.match} ${b.a.join(' ')}`);
-  // A list of another length is laid out from nothing.
+  // Laid out for another cluster TTL first: nothing is kept.
   const fresh = (ns: readonly NameRecord[]) => {
-    templateBlocks(ns.slice(1), 60);
+    templateBlocks(ns, 61);
     return laidOut(ns);
   };
   laidOut(names('192.0.2.2'));
@@ -248,6 +248,29 @@ test("a change of a few names' answers is laid out in blocks as from nothing, a 
     assert.equal(laidOut(next), fresh(next), ip);
   }
   assert.is(laidOut(names('192.0.2.1')).length, 5, "g2's hosts join g1's: 1,003 names in two blocks, and a block for each of the three LB names");
+});
+
+test('a record set with a name more is laid out in blocks as from nothing, keeping what the other names had', () => {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' }), dnsPolicy('p2', { gateway: 'g2' })]);
+  const listeners = (g: string, n: number) => Array.from({ length: n }, (_, l) => ({ name: `l${l}`, hostname: `h${l}.${g}.${ZONE}` }));
+  const g2 = gateway('g2', listeners('g2', 3), [{ value: '192.0.2.2' }]);
+  const laidOut = (ns: readonly NameRecord[], ttl = 60) => templateBlocks(ns, ttl).map((b) => `${b.match} ${b.a.join(' ')}`);
+  // g1 gains a host and moves to g2's address at once (one block for both), then loses two and moves away; g2 stays as it was.
+  for (const [hosts, ip] of [[3, '192.0.2.1'], [4, '192.0.2.2'], [2, '192.0.2.6']] as const) {
+    inputs.set('gateways', [gateway('g1', listeners('g1', hosts), [{ value: ip }]), g2]);
+    const { names } = buildRecordSet(specWith(ownersAfter(inputs)), new Map()).recordSet;
+    const got = laidOut(names);
+    laidOut(names, 61);
+    assert.equal(got, laidOut(names), `${hosts} hosts`);
+  }
+});
+
+test('the same names laid out for another cluster TTL answer with that TTL', () => {
+  const { names } = buildRecordSet(specWith([]), new Map()).recordSet;
+  const ttls = (ttl: number) => templateBlocks(names, ttl).flatMap((b) => b.a.map((r) => / (\d+) IN /.exec(r)?.[1]));
+  assert.equal([...new Set(ttls(60))], ['60']);
+  assert.equal([...new Set(ttls(61))], ['61']);
 });
 
 test('kept order: replacing items keeps their places without sorting; a new key sorts; no change gives the same array', () => {

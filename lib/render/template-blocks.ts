@@ -1,7 +1,7 @@
 import { labelCount } from '../grammar/validate.js';
 import { LB_NAMES, type NameRecord } from '../model.js';
 import { sameObjects } from '../sources/per-object.js';
-import { escapeDots } from '../resolve/specificity.js';
+import { compareSpecificity, escapeDots } from '../resolve/specificity.js';
 
 /** One pair of CoreDNS `template` blocks (A and AAAA): the names it matches and the records it answers. */
 export interface TemplateBlock {
@@ -56,28 +56,23 @@ interface Shape {
   readonly ttl: number;
 }
 
-function shapeOf(n: NameRecord, clusterTtl: number, relativeParent: boolean): Shape {
-  const chain = (n.chain ?? []).map((c, i) => `${i === 0 ? GO_NAME : relative(c.owner, n.name, relativeParent)} ${c.ttl} IN CNAME ${relative(c.target, n.name, relativeParent)}`);
-  return { chain, owner: n.addressOwner ? relative(n.addressOwner, n.name, relativeParent) : GO_NAME, ttl: n.addressTtl ?? clusterTtl };
-}
-
-const usesParent = (shape: Shape): boolean => shape.owner.includes(GO_PARENT) || shape.chain.some((hop) => hop.includes(GO_PARENT));
-
+/** The labels all names end in; compared in place, as most names of a group share their zone. */
 function commonSuffix(names: readonly string[]): string {
-  let labels = (names[0] ?? '').split('.');
+  let suffix = names[0] ?? '';
   for (const name of names) {
-    const other = name.split('.');
-    let k = 0;
-    while (k < labels.length && k < other.length && labels[labels.length - 1 - k] === other[other.length - 1 - k]) k++;
-    labels = labels.slice(labels.length - k);
+    while (suffix !== '' && name !== suffix && !isUnder(name, suffix)) {
+      const dot = suffix.indexOf('.');
+      suffix = dot < 0 ? '' : suffix.slice(dot + 1);
+    }
   }
-  return labels.join('.');
+  return suffix;
 }
 
 /** `^(?:a|b)\.zone\.$` for names a.zone and b.zone: sorted, so RE2 factors neighbours' common prefixes. */
 function alternation(names: readonly string[], zone: string): string {
-  const prefixes = names.map((n) => escapeDots(n.slice(0, -zone.length - 1))).sort();
-  return `${prefixes.length === 1 ? prefixes[0] : `(?:${prefixes.join('|')})`}\\.${escapeDots(zone)}\\.`;
+  // Escaped once joined: no name holds a `|`.
+  const prefixes = escapeDots(names.map((n) => n.slice(0, -zone.length - 1)).sort().join('|'));
+  return `${names.length === 1 ? prefixes : `(?:${prefixes})`}\\.${escapeDots(zone)}\\.`;
 }
 
 interface Group {
@@ -112,57 +107,60 @@ interface Placement {
   readonly key: string;
   readonly shape: Shape;
   readonly captured: boolean;
-  readonly clusterTtl: number;
 }
 
-// Records are kept across record sets while their answers stay (see record-set.ts): so are their placements and blocks.
-const placements = new WeakMap<NameRecord, Placement>();
-const blocksByFirst = new WeakMap<NameRecord, { members: readonly NameRecord[]; block: TemplateBlock }>();
-/** The placement of each key laid out (see Layout): 25,000 names are a few hundred placements, not 25,000 copies. */
-const shared = new Map<string, Placement>();
+/** Records are kept across record sets while their answers stay (see record-set.ts): so are their blocks. */
+const blocksByFirst = new WeakMap<NameRecord, { members: readonly NameRecord[]; placement: Placement; block: TemplateBlock }>();
 
-function placementOf(n: NameRecord, clusterTtl: number): Placement {
-  const kept = placements.get(n);
-  if (kept?.clusterTtl === clusterTtl) return kept;
+/**
+ * `placements`: those of the keys laid out, so that 25,000 names are a few hundred
+ * placements. A name with its own block is keyed by its name alone: its placement is made anew.
+ */
+function placementOf(n: NameRecord, clusterTtl: number, placements: Map<string, Placement>): Placement {
   const wildcard = n.name.startsWith('*.');
   const body = wildcard ? n.name.slice(2) : n.name;
   const labels = labelCount(body);
   // A captured parent needs a zone above it: three labels at least. Without a parent-relative
   // field the answers are the same either way.
-  const shape = shapeOf(n, clusterTtl, !wildcard && labels >= 3);
-  const captured = usesParent(shape);
+  const relativeParent = !wildcard && labels >= 3;
+  const hops = n.chain ?? [];
+  // Per hop its owner, TTL and target, relative to the query name.
+  const fields: string[] = [];
+  hops.forEach((c, i) => fields.push(i === 0 ? GO_NAME : relative(c.owner, n.name, relativeParent), String(c.ttl), relative(c.target, n.name, relativeParent)));
+  const owner = n.addressOwner ? relative(n.addressOwner, n.name, relativeParent) : GO_NAME;
+  const ttl = n.addressTtl ?? clusterTtl;
+  const captured = owner.includes(GO_PARENT) || fields.some((f) => f.includes(GO_PARENT));
   // Exact names never overlap, nor do wildcards of one depth: a group keeps the order's meaning.
   const tier = wildcard ? `*${labels}` : captured ? `^${body.slice(0, body.indexOf('.'))}` : '';
   const single = LB_SOURCES.has(n.source) || labels === 1;
-  const key = single ? `=${n.name}` : `${tier} ${body.slice(body.lastIndexOf('.') + 1)}\n${shape.chain.join('\n')}\n${shape.owner} ${shape.ttl} ${n.v4.join(' ')} | ${n.v6.join(' ')}`;
-  // A name of its own block is keyed by its name alone: its placement is its own.
-  let placement = single ? undefined : shared.get(key);
-  if (placement?.clusterTtl !== clusterTtl) {
-    placement = { key, shape, captured, clusterTtl };
-    if (!single) shared.set(key, placement);
-  }
-  placements.set(n, placement);
+  // Joined, not a template: a flat string, hashed as it is.
+  const key = single ? `=${n.name}` : [tier, body.slice(body.lastIndexOf('.') + 1), ...fields, owner, ttl, n.v4.join(' '), n.v6.join(' ')].join('\n');
+  const kept = single ? undefined : placements.get(key);
+  if (kept !== undefined) return kept;
+  const chain = hops.map((_, i) => `${fields[3 * i]} ${fields[3 * i + 1]} IN CNAME ${fields[3 * i + 2]}`);
+  const placement = { key, shape: { chain, owner, ttl }, captured };
+  if (!single) placements.set(key, placement);
   return placement;
 }
 
-function keptBlockOf(group: Group): TemplateBlock {
-  const first = group.members[0] as NameRecord;
+/** The block of these members placed so; kept while both are the same objects (a cluster TTL change makes new placements). */
+function keptBlockOf(members: NameRecord[], placement: Placement): TemplateBlock {
+  const first = members[0] as NameRecord;
   const kept = blocksByFirst.get(first);
-  if (kept !== undefined && sameObjects(kept.members, group.members)) return kept.block;
-  const block = blockOf(group);
-  blocksByFirst.set(first, { members: group.members, block });
+  if (kept !== undefined && kept.placement === placement && sameObjects(kept.members, members)) return kept.block;
+  const { shape, captured } = placement;
+  const records = (type: string, ips: readonly string[]) => [...shape.chain, ...ips.map((ip) => `${shape.owner} ${shape.ttl} IN ${type} ${ip}`)];
+  const block = blockOf({ members, a: records('A', first.v4), aaaa: records('AAAA', first.v6), captured });
+  blocksByFirst.set(first, { members, placement, block });
   return block;
 }
 
 /** One key's names cut into blocks of BLOCK_NAMES, each placed at its first name. */
-function blocksOfKey(names: readonly NameRecord[], positions: readonly number[], clusterTtl: number): { at: number; block: TemplateBlock }[] {
+function blocksOfKey(names: readonly NameRecord[], positions: readonly number[], clusterTtl: number, placements: Map<string, Placement>): { at: number; block: TemplateBlock }[] {
   const out: { at: number; block: TemplateBlock }[] = [];
   for (let from = 0; from < positions.length; from += BLOCK_NAMES) {
     const members = positions.slice(from, from + BLOCK_NAMES).map((p) => names[p] as NameRecord);
-    const first = members[0] as NameRecord;
-    const { shape, captured } = placementOf(first, clusterTtl);
-    const records = (type: string, ips: readonly string[]) => [...shape.chain, ...ips.map((ip) => `${shape.owner} ${shape.ttl} IN ${type} ${ip}`)];
-    out.push({ at: positions[from] as number, block: keptBlockOf({ members, a: records('A', first.v4), aaaa: records('AAAA', first.v6), captured }) });
+    out.push({ at: positions[from] as number, block: keptBlockOf(members, placementOf(members[0] as NameRecord, clusterTtl, placements)) });
   }
   return out;
 }
@@ -176,6 +174,7 @@ interface Layout {
   readonly names: readonly NameRecord[];
   readonly clusterTtl: number;
   readonly keys: string[];
+  readonly placements: Map<string, Placement>;
   readonly positions: Map<string, number[]>;
   readonly blocks: Map<string, { at: number; block: TemplateBlock }[]>;
   readonly ordered: readonly TemplateBlock[];
@@ -185,17 +184,30 @@ let last: Layout | undefined;
 /** More changed names than this share of the set: laying out from nothing is cheaper. */
 const RELAYOUT_SHARE = 0.25;
 
-function layOut(names: readonly NameRecord[], clusterTtl: number): Layout {
-  const keys = names.map((n) => placementOf(n, clusterTtl).key);
+/**
+ * From nothing; the records `previous` laid out keep their keys and placements. Both lists
+ * are in specificity order, so one walk finds them, without an index of the old records.
+ */
+function layOut(names: readonly NameRecord[], clusterTtl: number, previous: Layout | undefined): Layout {
+  const before = previous?.clusterTtl === clusterTtl ? previous : undefined;
+  const old = before?.names ?? [];
+  const placements = new Map<string, Placement>();
+  let j = 0;
+  const keys = names.map((n) => {
+    while (j < old.length && old[j] !== n && (old[j] as NameRecord).name !== n.name && compareSpecificity((old[j] as NameRecord).name, n.name) < 0) j++;
+    const kept = old[j] === n ? before?.placements.get(before.keys[j] as string) : undefined;
+    if (kept === undefined) return placementOf(n, clusterTtl, placements).key;
+    placements.set(kept.key, kept);
+    return kept.key;
+  });
   const positions = new Map<string, number[]>();
   keys.forEach((key, i) => {
     const list = positions.get(key);
     if (list === undefined) positions.set(key, [i]);
     else list.push(i);
   });
-  const blocks = new Map([...positions].map(([key, list]) => [key, blocksOfKey(names, list, clusterTtl)]));
-  for (const key of shared.keys()) if (!positions.has(key)) shared.delete(key);
-  return { names, clusterTtl, keys, positions, blocks, ordered: inOrder(blocks) };
+  const blocks = new Map([...positions].map(([key, list]) => [key, blocksOfKey(names, list, clusterTtl, placements)]));
+  return { names, clusterTtl, keys, placements, positions, blocks, ordered: inOrder(blocks) };
 }
 
 const inOrder = (blocks: Layout['blocks']): TemplateBlock[] => [...blocks.values()].flat().sort((x, y) => x.at - y.at).map((b) => b.block);
@@ -205,7 +217,7 @@ function relayOut(layout: Layout, names: readonly NameRecord[], changed: readonl
   const touched = new Set<string>();
   for (const i of changed) {
     const before = layout.keys[i] as string;
-    const after = placementOf(names[i] as NameRecord, layout.clusterTtl).key;
+    const after = placementOf(names[i] as NameRecord, layout.clusterTtl, layout.placements).key;
     touched.add(before).add(after);
     if (before === after) continue;
     layout.keys[i] = after;
@@ -220,9 +232,9 @@ function relayOut(layout: Layout, names: readonly NameRecord[], changed: readonl
     const list = layout.positions.get(key);
     if (list === undefined) {
       layout.blocks.delete(key);
-      shared.delete(key);
+      layout.placements.delete(key);
     } else {
-      layout.blocks.set(key, blocksOfKey(names, list, layout.clusterTtl));
+      layout.blocks.set(key, blocksOfKey(names, list, layout.clusterTtl, layout.placements));
     }
   }
   return { ...layout, names, ordered: inOrder(layout.blocks) };
@@ -248,10 +260,10 @@ function insertionPoint(sorted: readonly number[], value: number): number {
  */
 export function templateBlocks(names: readonly NameRecord[], clusterTtl: number): readonly TemplateBlock[] {
   const layout = last;
-  if (layout?.names === names) return layout.ordered;
-  if (layout === undefined || layout.clusterTtl !== clusterTtl || layout.names.length !== names.length) return (last = layOut(names, clusterTtl)).ordered;
+  if (layout?.names === names && layout.clusterTtl === clusterTtl) return layout.ordered;
+  if (layout === undefined || layout.clusterTtl !== clusterTtl || layout.names.length !== names.length) return (last = layOut(names, clusterTtl, layout)).ordered;
   const changed: number[] = [];
   for (let i = 0; i < names.length; i++) if (names[i] !== layout.names[i]) changed.push(i);
-  last = changed.length > names.length * RELAYOUT_SHARE ? layOut(names, clusterTtl) : relayOut(layout, names, changed);
+  last = changed.length > names.length * RELAYOUT_SHARE ? layOut(names, clusterTtl, layout) : relayOut(layout, names, changed);
   return last.ordered;
 }

@@ -63,16 +63,26 @@ export class ClaimIndex {
     readonly zones: string,
   ) {}
 
-  /** Moves to exactly `owners`: owners that left or came decide their names again. Returns those names. */
-  update(owners: readonly OwnedEndpoints[]): ReadonlySet<string> {
+  /**
+   * Moves to exactly `owners`: owners that left or came decide their names again. Returns
+   * those names; undefined when most owners changed (every object listed anew) and every name
+   * was decided from nothing, which then costs less than leaving and coming one by one.
+   */
+  update(owners: readonly OwnedEndpoints[]): ReadonlySet<string> | undefined {
     const touched = new Set<string>();
-    const { left, came } = ownersDiff(this.owners, owners);
+    let { left, came } = ownersDiff(this.owners, owners);
+    const anew = left.length > this.owners.length / 2;
+    if (anew) {
+      for (const map of [this.own, this.askers, this.claims, this.conflicts, this.targets]) map.clear();
+      this.externalNames = undefined;
+      [left, came] = [[], [...owners]];
+    }
     for (const owner of left) this.leave(owner, touched);
     // Oldest first, so that from nothing the names come in the order print-records lists them: a host before its chain.
     for (const owner of came.sort(older)) this.join(owner, touched);
     this.owners = owners;
     for (const name of touched) this.decide(name);
-    return touched;
+    return anew ? undefined : touched;
   }
 
   /** dnsName → the endpoints served for it, all from one namespace; from nothing, oldest owner first: read it before the next update. */

@@ -44,7 +44,7 @@ export function acceptGatewayNames(spec: ClusterSpec): AcceptedGatewayNames {
   const names = (index as ClaimIndex).update(gateway.owners);
   const after = last?.result.version;
   version += 1;
-  const changed = fresh || after === undefined ? undefined : { after, names };
+  const changed = fresh || after === undefined || names === undefined ? undefined : { after, names };
   last = { spec, result: { byName: (index as ClaimIndex).byName, refused: (index as ClaimIndex).refused(), external: (index as ClaimIndex).external(), version, changed } };
   return last.result;
 }
