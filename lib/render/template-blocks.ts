@@ -88,7 +88,8 @@ function blockOf({ members, a, aaaa, captured }: Group): TemplateBlock {
   const sources = [...new Set(members.map((m) => m.source))];
   const from = `${sources.slice(0, COMMENT_SOURCES).join(', ')}${sources.length > COMMENT_SOURCES ? ` and ${sources.length - COMMENT_SOURCES} more` : ''}`;
   const names = members.map((m) => m.name).sort();
-  const comment = names.length === 1 ? `${first.name} (${from})` : `${names.length} names, ${names[0]} … ${names.at(-1)} (${from})`;
+  // ASCII only: one character past Latin-1 makes V8 keep the whole Corefile two bytes a character.
+  const comment = names.length === 1 ? `${first.name} (${from})` : `${names.length} names, ${names[0]} ... ${names.at(-1)} (${from})`;
   if (captured) {
     const parents = members.map((m) => parentOf(m.name));
     const zone = commonSuffix(parents.map(parentOf));
@@ -194,8 +195,9 @@ function layOut(names: readonly NameRecord[], clusterTtl: number, previous: Layo
   const placements = new Map<string, Placement>();
   let j = 0;
   const keys = names.map((n) => {
-    while (j < old.length && old[j] !== n && (old[j] as NameRecord).name !== n.name && compareSpecificity((old[j] as NameRecord).name, n.name) < 0) j++;
+    while (j < old.length && (old[j] as NameRecord).name !== n.name && compareSpecificity((old[j] as NameRecord).name, n.name) < 0) j++;
     const kept = old[j] === n ? before?.placements.get(before.keys[j] as string) : undefined;
+    if (old[j]?.name === n.name) j++;
     if (kept === undefined) return placementOf(n, clusterTtl, placements).key;
     placements.set(kept.key, kept);
     return kept.key;

@@ -176,7 +176,8 @@ export class ClaimIndex {
       }
     }
     // Set in place: a name decided again keeps its place in byName.
-    if (list.length > 0) this.claims.set(name, list);
+    // Kept at its exact size (slice): a list grown by push keeps room for 17.
+    if (list.length > 0) this.claims.set(name, list.slice());
     else this.claims.delete(name);
     if ((before.length === 0) !== (list.length === 0)) this.externalNames = undefined;
     if (conflicts.length > 0) this.conflicts.set(name, conflicts);

@@ -200,8 +200,9 @@ function cnameAnswer(name: string, set: readonly GatewayEndpoint[], targets: rea
   const ttl = Math.min(...set.map((e) => e.ttl));
   if (set.length === 1) {
     const rest = targets[0] as GatewayAnswer;
-    // Written out, not spread: a spread copy is a slower, larger object, and there is one per chained name.
-    return { chain: [{ owner: name, target: (set[0] as GatewayEndpoint).targets[0] as string, ttl }, ...rest.chain], owner: rest.owner, v4: rest.v4, v6: rest.v6, ttl: rest.ttl, weights: rest.weights };
+    // Written out, not spread: a spread copy is a larger object, and a spread array keeps room
+    // for more hops (concat's is exact); there is one of each per chained name.
+    return { chain: [{ owner: name, target: (set[0] as GatewayEndpoint).targets[0] as string, ttl }].concat(rest.chain), owner: rest.owner, v4: rest.v4, v6: rest.v6, ttl: rest.ttl, weights: rest.weights };
   }
   const weights = new Map<string, number>();
   const v4 = new Set<string>();

@@ -33,6 +33,7 @@ function made(name: string, source: string, answer: GatewayAnswer): Entry & { ki
   return { kind: 'answered', record, served: { name, source }, weightBlock: answer.weights && !owner.startsWith('*.') ? coreDnsWeights(owner, answer.weights) : undefined };
 }
 
+const present = <T>(changes: ReadonlyMap<string, T | undefined>): T[] => [...changes.values()].filter((v): v is T => v !== undefined);
 const byOwner = (blocks: WeightBlock[]): WeightBlock[] => blocks.sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
 
 /**
@@ -60,8 +61,8 @@ export class GatewayRecordBook {
     if (changed === undefined) {
       this.entries.clear();
       this.problems.clear();
-      this.order.clear();
-      this.weights.clear();
+      this.order.reset([]);
+      this.weights.reset([]);
       this.weightNames.clear();
       this.served = undefined;
     }
@@ -106,9 +107,10 @@ export class GatewayRecordBook {
       else overLimit.push({ name, source: entry.source, reason: 'over-limit', detail: entry.problem });
       orderChanges.set(name, kept);
     }
-    const names = this.order.update(orderChanges);
+    // From nothing every name is a change: sorted once, not compared with an empty order.
+    const names = changed === undefined ? this.order.reset(present(orderChanges)) : this.order.update(orderChanges);
     if (remade.some((name, i) => this.servedSource(name) !== servedBefore[i])) this.served = undefined;
-    return { names, served: this.servedList(accepted), refused: [...accepted.refused, ...overLimit], weights: this.weights.update(weightChanges), held, empty };
+    return { names, served: this.servedList(accepted), refused: [...accepted.refused, ...overLimit], weights: changed === undefined ? this.weights.reset(present(weightChanges)) : this.weights.update(weightChanges), held, empty };
   }
 
   /** The source a name is served for, if it is served. */

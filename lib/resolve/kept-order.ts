@@ -5,13 +5,19 @@
  * must decide the item's place: items of one key sort alike.
  */
 export class KeptOrder<T> {
-  private readonly positions = new Map<string, number>();
+  /** Where each key is; made at the first update that replaces items, so a set built once never pays for it. */
+  private positionIndex: Map<string, number> | undefined;
   private order: readonly T[] = [];
 
   constructor(
     private readonly keyOf: (item: T) => string,
     private readonly sort: (items: T[]) => T[],
   ) {}
+
+  private get positions(): Map<string, number> {
+    this.positionIndex ??= new Map(this.order.map((item, i) => [this.keyOf(item), i]));
+    return this.positionIndex;
+  }
 
   get(key: string): T | undefined {
     const at = this.positions.get(key);
@@ -29,14 +35,12 @@ export class KeptOrder<T> {
     }
     const changed = new Map(real);
     const kept = this.order.filter((item) => !changed.has(this.keyOf(item)));
-    this.order = this.sort([...kept, ...real.flatMap(([, item]) => (item === undefined ? [] : [item]))]);
-    this.positions.clear();
-    this.order.forEach((item, i) => this.positions.set(this.keyOf(item), i));
-    return this.order;
+    return this.reset([...kept, ...real.flatMap(([, item]) => (item === undefined ? [] : [item]))]);
   }
 
-  clear(): void {
-    this.positions.clear();
-    this.order = [];
+  /** Exactly `items`, sorted. */
+  reset(items: T[]): readonly T[] {
+    this.positionIndex = undefined;
+    return (this.order = this.sort(items));
   }
 }

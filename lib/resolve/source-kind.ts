@@ -6,3 +6,15 @@ export function sourceKind(source: string): string {
   const slash = source.indexOf('/');
   return slash < 0 ? source : source.slice(0, slash);
 }
+
+/** How many names each kind of source serves; counted by source first, as one source serves many names. */
+export function countByKind(sources: Iterable<string>): Map<string, number> {
+  const bySource = new Map<string, number>();
+  for (const source of sources) bySource.set(source, (bySource.get(source) ?? 0) + 1);
+  const byKind = new Map<string, number>();
+  for (const [source, count] of bySource) {
+    const kind = sourceKind(source);
+    byKind.set(kind, (byKind.get(kind) ?? 0) + count);
+  }
+  return byKind;
+}

@@ -42,7 +42,8 @@ function familiesOf(addresses: readonly Endpoint[]) {
   if (kept === undefined) {
     const ips = addresses.flatMap((a) => (a.kind === 'ip' ? [a.ip] : []));
     const hostname = addresses.find((a) => a.kind === 'hostname');
-    kept = { v4: ips.filter((ip) => ipFamily(ip) === 4), v6: ips.filter((ip) => ipFamily(ip) === 6), hostname: hostname?.kind === 'hostname' ? hostname.hostname : undefined };
+    // Exact-size copies (slice): filter's arrays keep room for 17.
+    kept = { v4: ips.filter((ip) => ipFamily(ip) === 4).slice(), v6: ips.filter((ip) => ipFamily(ip) === 6).slice(), hostname: hostname?.kind === 'hostname' ? hostname.hostname : undefined };
     families.set(addresses, kept);
   }
   return kept;
@@ -55,10 +56,9 @@ function addressEndpoints(dnsName: string, addresses: readonly Endpoint[], ttl: 
     // A CNAME carries one target; the builder's caller has already kept only the first host name.
     return hostname === undefined ? [] : [{ dnsName, ttl, setIdentifier: '', recordType: 'CNAME', targets: [hostname] }];
   }
-  const endpoints: GatewayEndpoint[] = [];
-  if (v4.length > 0) endpoints.push({ dnsName, ttl, setIdentifier: '', recordType: 'A', targets: v4 });
-  if (v6.length > 0) endpoints.push({ dnsName, ttl, setIdentifier: '', recordType: 'AAAA', targets: v6 });
-  return endpoints;
+  const a: GatewayEndpoint = { dnsName, ttl, setIdentifier: '', recordType: 'A', targets: v4 };
+  const aaaa: GatewayEndpoint = { dnsName, ttl, setIdentifier: '', recordType: 'AAAA', targets: v6 };
+  return v6.length === 0 ? [a] : v4.length === 0 ? [aaaa] : [a, aaaa];
 }
 
 /**
