@@ -204,15 +204,15 @@ test('run through a link named lbdns, as the image puts it on PATH, the bundle s
   assert.is(r.stdout.trim(), '0.1.0');
 });
 
-test('started by its #! line, the bundle asks Node for a 1 MiB young generation', async () => {
+test('started by its #! line, the bundle asks Node for a 1 MiB young generation, a heap grown 15 % at a time and two malloc arenas', async () => {
   // A `node` first on PATH that reports how the #! line started it.
   const bin = await mkdtemp(join(tmpdir(), 'lbdns-node-'));
   try {
-    await writeFile(join(bin, 'node'), '#!/bin/sh\nprintf "%s\\n" "$@"\n', { mode: 0o755 });
+    await writeFile(join(bin, 'node'), '#!/bin/sh\nprintf "%s\\n" "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX" "$@"\n', { mode: 0o755 });
     await chmod(bundle, 0o755);
     const r = await runProgram(bundle, ['--version'], { cwd: alone, env: { PATH: `${bin}:/usr/bin:/bin` } });
     assert.is(r.code, 0, r.stderr);
-    assert.equal(r.stdout.trim().split('\n'), ['--max-semi-space-size=1', bundle, '--version']);
+    assert.equal(r.stdout.trim().split('\n'), ['MALLOC_ARENA_MAX=2', '--max-semi-space-size=1', '--heap-growing-percent=15', bundle, '--version']);
   } finally {
     await rm(bin, { recursive: true, force: true });
   }

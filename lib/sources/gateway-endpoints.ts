@@ -75,11 +75,13 @@ export function listenerEndpoints(host: string, addresses: readonly Endpoint[], 
   const leafRecords = addressEndpoints(leafName, addresses, TTL.leaf);
   if (leafRecords.length === 0) return [];
   const geoRecord = (setIdentifier: string, geo: string): GatewayEndpoint => ({ dnsName: klb, recordType: 'CNAME', targets: [geoName], ttl: TTL.loadBalanced, setIdentifier, geo });
+  // concat, not spreads: its array is exactly as long as the endpoints, and a listener keeps it.
   return [
-    { dnsName: host, recordType: 'CNAME', targets: [klb], ttl: TTL.loadBalanced, setIdentifier: '' },
+    { dnsName: host, recordType: 'CNAME', targets: [klb], ttl: TTL.loadBalanced, setIdentifier: '' } as GatewayEndpoint,
     geoRecord(loadBalancing.geo, loadBalancing.geo),
-    ...(loadBalancing.defaultGeo ? [geoRecord('default', '*')] : []),
-    { dnsName: geoName, recordType: 'CNAME', targets: [leafName], ttl: TTL.leaf, setIdentifier: leafName, weight: loadBalancing.weight },
-    ...leafRecords,
-  ];
+  ].concat(
+    loadBalancing.defaultGeo ? [geoRecord('default', '*')] : [],
+    [{ dnsName: geoName, recordType: 'CNAME', targets: [leafName], ttl: TTL.leaf, setIdentifier: leafName, weight: loadBalancing.weight }],
+    leafRecords,
+  );
 }
