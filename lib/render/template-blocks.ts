@@ -31,19 +31,19 @@ const LB_SOURCES: ReadonlySet<string> = new Set(LB_NAMES);
 const parentOf = (name: string): string => name.slice(name.indexOf('.') + 1);
 
 /**
- * `target` as an answer field: the query name itself, a name under it or under its parent
- * written relative to `{{ .Name }}` or the captured parent, else absolute. Relative fields
- * let the names of one Gateway share a block: `klb.<host>` and `<geo>.klb.<host>` are the
- * same answer for every host. A wildcard's query name is not the wildcard: only its first
- * owner is relative there.
+ * `target` as an answer field, pushed as two parts whose concatenation is the field: the query
+ * name itself, a name under it or under its parent written relative to `{{ .Name }}` or the
+ * captured parent, else absolute. Relative fields let the names of one Gateway share a block:
+ * `klb.<host>` and `<geo>.klb.<host>` are the same answer for every host. A wildcard's query
+ * name is not the wildcard: only its first owner is relative there. Two parts, not one string:
+ * this runs for every hop of every name, and the field itself is needed once per block.
  */
-function relative(target: string, name: string, relativeParent: boolean): string {
-  if (name.startsWith('*.')) return `${target}.`;
-  if (target === name) return GO_NAME;
-  if (isUnder(target, name)) return `${target.slice(0, -name.length)}${GO_NAME}`;
-  const parent = parentOf(name);
-  if (relativeParent && isUnder(target, parent)) return `${target.slice(0, -parent.length)}${GO_PARENT}`;
-  return `${target}.`;
+function pushRelative(parts: string[], target: string, name: string, relativeParent: boolean): void {
+  if (name.startsWith('*.')) parts.push(target, '.');
+  else if (target === name) parts.push('', GO_NAME);
+  else if (isUnder(target, name)) parts.push(target.slice(0, -name.length), GO_NAME);
+  else if (relativeParent && isUnder(target, parentOf(name))) parts.push(target.slice(0, target.length - name.length + name.indexOf('.') + 1), GO_PARENT);
+  else parts.push(target, '.');
 }
 
 /** `name` is a label or more under `root` (compared in place: this runs for every hop of every name). */
@@ -56,16 +56,16 @@ interface Shape {
   readonly ttl: number;
 }
 
-/** The labels all names end in; compared in place, as most names of a group share their zone. */
-function commonSuffix(names: readonly string[]): string {
-  let suffix = names[0] ?? '';
+/** The labels every name is below by one label or more; compared in place, as most names of a group share their zone. */
+function zoneAbove(names: readonly string[]): string {
+  let zone = parentOf(names[0] ?? '');
   for (const name of names) {
-    while (suffix !== '' && name !== suffix && !isUnder(name, suffix)) {
-      const dot = suffix.indexOf('.');
-      suffix = dot < 0 ? '' : suffix.slice(dot + 1);
+    while (zone !== '' && !isUnder(name, zone)) {
+      const dot = zone.indexOf('.');
+      zone = dot < 0 ? '' : zone.slice(dot + 1);
     }
   }
-  return suffix;
+  return zone;
 }
 
 /** `^(?:a|b)\.zone\.$` for names a.zone and b.zone: sorted, so RE2 factors neighbours' common prefixes. */
@@ -87,19 +87,24 @@ function blockOf({ members, a, aaaa, captured }: Group): TemplateBlock {
   const first = members[0] as NameRecord;
   const sources = [...new Set(members.map((m) => m.source))];
   const from = `${sources.slice(0, COMMENT_SOURCES).join(', ')}${sources.length > COMMENT_SOURCES ? ` and ${sources.length - COMMENT_SOURCES} more` : ''}`;
-  const names = members.map((m) => m.name).sort();
+  // The first and last names by name: found in one pass, as a block holds up to 1,000.
+  let [low, high] = [first.name, first.name];
+  for (const { name } of members) {
+    if (name < low) low = name;
+    if (name > high) high = name;
+  }
   // ASCII only: one character past Latin-1 makes V8 keep the whole Corefile two bytes a character.
-  const comment = names.length === 1 ? `${first.name} (${from})` : `${names.length} names, ${names[0]} ... ${names.at(-1)} (${from})`;
+  const comment = members.length === 1 ? `${first.name} (${from})` : `${members.length} names, ${low} ... ${high} (${from})`;
   if (captured) {
     const parents = members.map((m) => parentOf(m.name));
-    const zone = commonSuffix(parents.map(parentOf));
+    const zone = zoneAbove(parents);
     const label = escapeDots(first.name.slice(0, first.name.indexOf('.')));
     return { comment, zone, match: `^${label}\\.(${alternation(parents, zone)})$`, a, aaaa };
   }
   if (members.length === 1) return { comment, zone: first.zone, match: first.match, a, aaaa };
   const wildcard = first.name.startsWith('*.');
   const bodies = members.map((m) => (wildcard ? m.name.slice(2) : m.name));
-  const zone = commonSuffix(bodies.map(parentOf));
+  const zone = zoneAbove(bodies);
   return { comment, zone, match: `^${wildcard ? '(?:[^.]+\\.)+' : ''}${alternation(bodies, zone)}$`, a, aaaa };
 }
 
@@ -125,20 +130,33 @@ function placementOf(n: NameRecord, clusterTtl: number, placements: Map<string, 
   // field the answers are the same either way.
   const relativeParent = !wildcard && labels >= 3;
   const hops = n.chain ?? [];
-  // Per hop its owner, TTL and target, relative to the query name.
-  const fields: string[] = [];
-  hops.forEach((c, i) => fields.push(i === 0 ? GO_NAME : relative(c.owner, n.name, relativeParent), String(c.ttl), relative(c.target, n.name, relativeParent)));
-  const owner = n.addressOwner ? relative(n.addressOwner, n.name, relativeParent) : GO_NAME;
+  // The key's parts: two for the tier, the top-level label, then per hop its owner (two
+  // parts), TTL and target (two), then the address owner (two), TTL and addresses.
+  // Strings only: join has a fast path for them, and numbers would take the slow one.
+  const parts: string[] = ['', '', body.slice(body.lastIndexOf('.') + 1)];
+  hops.forEach((c, i) => {
+    if (i === 0) parts.push('', GO_NAME);
+    else pushRelative(parts, c.owner, n.name, relativeParent);
+    parts.push(String(c.ttl));
+    pushRelative(parts, c.target, n.name, relativeParent);
+  });
+  if (n.addressOwner) pushRelative(parts, n.addressOwner, n.name, relativeParent);
+  else parts.push('', GO_NAME);
   const ttl = n.addressTtl ?? clusterTtl;
-  const captured = owner.includes(GO_PARENT) || fields.some((f) => f.includes(GO_PARENT));
+  const captured = parts.includes(GO_PARENT);
   // Exact names never overlap, nor do wildcards of one depth: a group keeps the order's meaning.
-  const tier = wildcard ? `*${labels}` : captured ? `^${body.slice(0, body.indexOf('.'))}` : '';
+  if (wildcard) parts.splice(0, 2, '*', String(labels));
+  else if (captured) parts.splice(0, 2, '^', body.slice(0, body.indexOf('.')));
   const single = LB_SOURCES.has(n.source) || labels === 1;
   // Joined, not a template: a flat string, hashed as it is.
-  const key = single ? `=${n.name}` : [tier, body.slice(body.lastIndexOf('.') + 1), ...fields, owner, ttl, n.v4.join(' '), n.v6.join(' ')].join('\n');
+  if (!single) parts.push(String(ttl), ...n.v4, '|', ...n.v6);
+  const key = single ? `=${n.name}` : parts.join('\n');
   const kept = single ? undefined : placements.get(key);
   if (kept !== undefined) return kept;
-  const chain = hops.map((_, i) => `${fields[3 * i]} ${fields[3 * i + 1]} IN CNAME ${fields[3 * i + 2]}`);
+  const at = 3 + hops.length * 5;
+  const field = (i: number): string => `${parts[i] as string}${parts[i + 1] as string}`;
+  const chain = hops.map((_, h) => `${field(3 + h * 5)} ${parts[5 + h * 5] as string} IN CNAME ${field(6 + h * 5)}`);
+  const owner = field(at);
   const placement = { key, shape: { chain, owner, ttl }, captured };
   if (!single) placements.set(key, placement);
   return placement;
