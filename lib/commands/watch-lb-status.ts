@@ -142,7 +142,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     metrics.recordsServed.set({ kind: 'lb' }, state.recordSet.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
     metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
     metrics.namesServed.reset();
-    for (const [source, count] of countByKind(state.recordSet.names.map((n) => n.source))) metrics.namesServed.set({ source }, count);
+    for (const [source, count] of countByKind(state.recordSet.names)) metrics.namesServed.set({ source }, count);
     // writeFileAtomic compares with the bytes on disk, so a file changed behind lbdns's back is
     // put right at the next computation, and an unchanged one is not touched.
     let written: boolean;

@@ -7,14 +7,17 @@ export function sourceKind(source: string): string {
   return slash < 0 ? source : source.slice(0, slash);
 }
 
-/** How many names each kind of source serves; counted by source first, as one source serves many names. */
-export function countByKind(sources: Iterable<string>): Map<string, number> {
-  const bySource = new Map<string, number>();
-  for (const source of sources) bySource.set(source, (bySource.get(source) ?? 0) + 1);
+/**
+ * How many names each kind of source serves. Names of one kind come in runs (one source serves
+ * many names), so a source under the kind before it is counted without slicing its kind out
+ * again: this runs over 25,000 names at every change.
+ */
+export function countByKind(names: readonly { readonly source: string }[]): Map<string, number> {
   const byKind = new Map<string, number>();
-  for (const [source, count] of bySource) {
-    const kind = sourceKind(source);
-    byKind.set(kind, (byKind.get(kind) ?? 0) + count);
+  let kind = 'lb';
+  for (const { source } of names) {
+    if (kind === 'lb' || source.charCodeAt(kind.length) !== 0x2f || !source.startsWith(kind)) kind = sourceKind(source);
+    byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
   }
   return byKind;
 }
