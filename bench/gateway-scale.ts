@@ -4,7 +4,10 @@
  * structural check in this process; the monitor (the bundle, in its own process) for its RSS
  * and for one Gateway's address change → the Corefile replaced.
  */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
 import { renderCorefile } from '../lib/render/corefile.js';
 import { builtinTemplate } from '../lib/render/templates.js';
 import { buildRecordSet } from '../lib/resolve/record-set.js';
@@ -15,7 +18,7 @@ import type { RecordSet } from '../lib/model.js';
 import type { KubeObject } from '../test/support/kube-api-server.js';
 import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
 import { parseCorefile } from '../test/support/cluster-fixture.js';
-import { CorefileWatcher, figure, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
+import { CorefileWatcher, ROOT, figure, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
 const GATEWAYS = 200;
 const LISTENERS = 50;
@@ -33,7 +36,7 @@ const gatewayObject = (g: number, round = 0): KubeObject =>
   );
 
 /** New objects each time: views are kept per object, and a render from nothing must not find them. */
-function objects(): { gateways: KubeObject[]; policies: KubeObject[] } {
+export function objects(): { gateways: KubeObject[]; policies: KubeObject[] } {
   const gateways: KubeObject[] = [];
   const policies: KubeObject[] = [];
   for (let g = 0; g < GATEWAYS; g++) {
@@ -45,7 +48,7 @@ function objects(): { gateways: KubeObject[]; policies: KubeObject[] } {
 }
 
 const quiet = { warn: () => undefined, flush: () => undefined };
-const BASE = specFromConfig(EXAMPLE_CONFIG, EXAMPLE_CONFIG.upstreams ?? []);
+export const BASE = specFromConfig(EXAMPLE_CONFIG, EXAMPLE_CONFIG.upstreams ?? []);
 
 /** The sources' endpoints, the record set, then its Corefile text with the check, each timed. */
 function renderFrom(inputs: GatewayInputs, previous?: RecordSet): { sourcesMs: number; recordSetMs: number; renderMs: number; recordSet: RecordSet; bytes: number } {
@@ -87,14 +90,13 @@ function renderChanges(count: number): number[] {
   });
 }
 
+/** What each stage keeps, from bench/gateway-heap.ts in a process of its own (MiB). */
+async function heapByStage(): Promise<{ sources: number; claims: number; records: number; render: number }> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', 'tsx', join(ROOT, 'bench/gateway-heap.ts')], { cwd: ROOT });
+  return JSON.parse(stdout) as { sources: number; claims: number; records: number; render: number };
+}
+
 async function run(): Promise<BenchResult> {
-  progress(`gateway-scale: ${GATEWAYS * LISTENERS} listener hosts, in process`);
-  const renders = Array.from({ length: 7 }, renderAll);
-  const renderMs = median(renders.map((r) => r.renderMs));
-  const recordSetMs = median(renders.map((r) => r.recordSetMs));
-  const sourcesMs = median(renders.map((r) => r.sourcesMs));
-  const wholeMs = median(renders.map((r) => r.sourcesMs + r.recordSetMs + r.renderMs));
-  const changeMs = renderChanges(CHANGES);
   const { gateways, policies } = objects();
 
   const cluster = await startGatewayCluster();
@@ -120,15 +122,28 @@ async function run(): Promise<BenchResult> {
     }
     const p99 = percentile(latencies, 99);
     const afterPatches = await procStats(monitor.pid);
+    await monitor.stop();
+    monitor = undefined;
+    // After the monitor: this process serves its API, and what lbdns keeps from the renders
+    // below would otherwise lengthen that server's garbage collections inside the latencies.
+    progress(`gateway-scale: ${GATEWAYS * LISTENERS} listener hosts, in process`);
+    const renders = Array.from({ length: 7 }, renderAll);
+    const renderMs = median(renders.map((r) => r.renderMs));
+    const recordSetMs = median(renders.map((r) => r.recordSetMs));
+    const sourcesMs = median(renders.map((r) => r.sourcesMs));
+    const wholeMs = median(renders.map((r) => r.sourcesMs + r.recordSetMs + r.renderMs));
+    const changeMs = renderChanges(CHANGES);
+    const heap = await heapByStage();
     return {
       title: 'Gateway DNS scale',
-      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. In this process, median of ${renders.length} from new objects (nothing kept applies): the Gateway sources' endpoints, the record set, and the render (template blocks, template, structural check), each timed (${renders[0]?.names ?? 0} names in the record set); then ${CHANGES} changes of one Gateway's address each, sources to checked text, in this process. Monitor: the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first Corefile; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a Corefile serving the new address in place.`,
+      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. In this process, median of ${renders.length} from new objects (nothing kept applies): the Gateway sources' endpoints, the record set, and the render (template blocks, template, structural check), each timed (${renders[0]?.names ?? 0} names in the record set); then ${CHANGES} changes of one Gateway's address each, sources to checked text, in this process; the live heap each stage adds, in a process of its own (bench/gateway-heap.ts). Monitor, measured first (this process then holds nothing of lbdns while it serves the API): the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first Corefile; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a Corefile serving the new address in place.`,
       figures: [
         figure('render + check: record set → checked Corefile text, 10,000 hosts', ms(renderMs), { text: `≤ ${TARGETS.renderMs} ms`, met: renderMs <= TARGETS.renderMs }),
         figure('record set: endpoints → names served (claims, chains, records)', ms(recordSetMs)),
         figure(`sources: ${GATEWAYS} Gateways and DNSPolicies → endpoints`, ms(sourcesMs)),
         figure('all three, from new objects', ms(wholeMs)),
         figure('one Gateway changed: sources to checked text, p50 / max', `${ms(median(changeMs))} / ${ms(Math.max(...changeMs))}`),
+        figure('heap kept: sources / claims / record set / render', [heap.sources, heap.claims, heap.records, heap.render].map((m) => `${m.toFixed(1)} MiB`).join(' / ')),
         figure('Corefile size', `${((renders[0]?.bytes ?? 0) / 1e6).toFixed(2)} MB`),
         figure('monitor: first Corefile with every host, from spawn', ms(firstAt)),
         figure('monitor: RSS after the first Corefile', mib(settled.rssKiB), { text: `≤ ${TARGETS.rssMiB} MiB`, met: settled.rssKiB / 1024 <= TARGETS.rssMiB }),
