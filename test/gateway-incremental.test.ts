@@ -82,6 +82,15 @@ test('a CNAME target is resolved by lbdns until an accepted name answers it', ()
   assert.equal(index.external(), []);
 });
 
+test('a CNAME moved to another external target is resolved at the new target, no longer at the old', () => {
+  const index = new ClaimIndex(nameGuard(base), ZONE);
+  // a and b stay: one owner of three changes, so the index is updated, not rebuilt.
+  index.update([a, b, d]);
+  assert.equal(index.external(), ['lb.example.org']);
+  index.update([a, b, owner('d', 'x', '2026-01-01T00:00:00Z', [[`www.${ZONE}`, 'CNAME', 'lb2.example.org']])]);
+  assert.equal(index.external(), ['lb2.example.org']);
+});
+
 test("an update leaves the claims of names it does not touch as they were: the same lists", () => {
   const index = new ClaimIndex(nameGuard(base), ZONE);
   index.update([a, d]);
