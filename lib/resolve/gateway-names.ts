@@ -81,7 +81,7 @@ export class GatewayAnswers {
   private readonly kept = new Map<string, GatewayAnswer>();
   /** name → the names its answer read; and the reverse. */
   private readonly reads = new Map<string, readonly string[]>();
-  // Arrays, not Sets: most names are read by one name, and 15,000 Sets cost 6 MiB.
+  // Arrays, not Sets: most names are read by one name, and an array of one is far smaller than a Set.
   private readonly readBy = new Map<string, string[]>();
   /** External names read, with the resolution they were read with. */
   private readonly externals = new Map<string, Resolution | undefined>();

@@ -33,7 +33,6 @@ function made(name: string, source: string, answer: GatewayAnswer): Entry & { ki
   return { kind: 'answered', record, served: { name, source }, weightBlock: answer.weights && !owner.startsWith('*.') ? coreDnsWeights(owner, answer.weights) : undefined };
 }
 
-const present = <T>(changes: ReadonlyMap<string, T | undefined>): T[] => [...changes.values()].filter((v): v is T => v !== undefined);
 const byOwner = (blocks: WeightBlock[]): WeightBlock[] => blocks.sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
 
 /**
@@ -66,11 +65,12 @@ export class GatewayRecordBook {
       this.weightNames.clear();
       this.served = undefined;
     }
-    const remade = [...(changed ?? accepted.byName.keys()), ...this.problems];
+    const touched = changed ?? [...accepted.byName.keys()];
+    const remade = [...touched, ...this.problems];
     const servedBefore = remade.map((name) => this.servedSource(name));
     const orderChanges = new Map<string, NameRecord | undefined>();
     const weightChanges = new Map<string, WeightBlock | undefined>();
-    for (const name of changed ?? accepted.byName.keys()) {
+    for (const name of touched) {
       const old = this.entries.get(name);
       if (old?.kind === 'answered' && old.weightBlock !== undefined) this.dropWeight(name, old.weightBlock.owner, weightChanges);
       const claims = accepted.byName.get(name);
@@ -107,10 +107,9 @@ export class GatewayRecordBook {
       else overLimit.push({ name, source: entry.source, reason: 'over-limit', detail: entry.problem });
       orderChanges.set(name, kept);
     }
-    // From nothing every name is a change: sorted once, not compared with an empty order.
-    const names = changed === undefined ? this.order.reset(present(orderChanges)) : this.order.update(orderChanges);
+    const names = this.order.update(orderChanges);
     if (remade.some((name, i) => this.servedSource(name) !== servedBefore[i])) this.served = undefined;
-    return { names, served: this.servedList(accepted), refused: [...accepted.refused, ...overLimit], weights: changed === undefined ? this.weights.reset(present(weightChanges)) : this.weights.update(weightChanges), held, empty };
+    return { names, served: this.servedList(accepted), refused: [...accepted.refused, ...overLimit], weights: this.weights.update(weightChanges), held, empty };
   }
 
   /** The source a name is served for, if it is served. */

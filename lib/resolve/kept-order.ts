@@ -26,6 +26,8 @@ export class KeptOrder<T> {
 
   /** The items once each key of `changes` holds its value (undefined: none); the same array when nothing changed. */
   update(changes: ReadonlyMap<string, T | undefined>): readonly T[] {
+    // From nothing every item is new: sorted once, not looked up in an empty order first.
+    if (this.order.length === 0) return this.reset([...changes.values()].filter((item): item is T => item !== undefined));
     const real = [...changes].filter(([key, item]) => this.get(key) !== item);
     if (real.length === 0) return this.order;
     if (real.every(([key, item]) => item !== undefined && this.positions.has(key))) {
