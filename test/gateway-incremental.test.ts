@@ -7,13 +7,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
-import type { ClusterSpec, GatewayEndpoint, GatewayRecordType, NameRecord, OwnedEndpoints, Resolution } from '../lib/model.js';
+import type { ClusterSpec, GatewayEndpoint, GatewayRecordType, NameRecord, OwnedEndpoints, RecordSet, Resolution } from '../lib/model.js';
 import { ClaimIndex } from '../lib/resolve/gateway-claims.js';
 import type { AcceptedGatewayNames } from '../lib/resolve/gateway-names.js';
 import { GatewayRecordBook, type GatewayRecords } from '../lib/resolve/gateway-records.js';
 import { KeptOrder } from '../lib/resolve/kept-order.js';
 import { nameGuard } from '../lib/resolve/name-guard.js';
 import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { countByKind } from '../lib/resolve/source-kind.js';
 import { templateBlocks } from '../lib/render/template-blocks.js';
 import { GatewayInputs } from '../lib/sources/gateway-sources.js';
 import { dnsPolicy, gateway, ZONE } from './support/gateway-fixture.js';
@@ -151,6 +152,21 @@ test("a name whose answer did not change is the same record in the next record s
   assert.equal(record(next, `h0.g1.${ZONE}`)?.v4, ['192.0.2.3']);
 });
 
+test("a record set's totals are its names counted by source kind and its addresses, after a change as from nothing", () => {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' }), dnsPolicy('p2', { gateway: 'g2' })]);
+  const g2 = gateway('g2', hosts('g2'), [{ value: '192.0.2.2' }, { value: '2001:db8::2' }]);
+  let previous: RecordSet | undefined;
+  for (const g1 of [[{ value: '192.0.2.1' }], [{ value: '192.0.2.3' }, { value: '192.0.2.4' }], []]) {
+    inputs.set('gateways', [gateway('g1', hosts('g1'), g1), g2]);
+    const { recordSet, totals } = buildRecordSet(specWith(ownersAfter(inputs)), new Map(), { previous });
+    assert.equal(Object.fromEntries(totals.names), Object.fromEntries(countByKind(recordSet.names)));
+    assert.is(totals.addresses, recordSet.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
+    previous = recordSet;
+  }
+  assert.equal(Object.fromEntries(buildRecordSet(specWith(ownersAfter(inputs)), new Map(), { previous }).totals.names), { lb: 3, dnspolicy: 2 }, 'g1 without addresses has no names');
+});
+
 test('a group of names that loses a member is rendered anew without it', () => {
   const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
   inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' })]);
@@ -223,6 +239,7 @@ test('each step of changing owners and resolutions gives the records computing f
   for (const [i, [owners, resolutions]] of steps.entries()) {
     const got = book.build(step(owners), resolutions, (name) => previous.find((n) => n.name === name));
     assert.equal(content(got), content(fromNothingRecords(owners, resolutions, previous)), `step ${i}`);
+    assert.is(got.totals.addresses, got.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0), `step ${i}: addresses`);
     previous = got.names;
   }
   assert.ok(previous.some((n) => n.name === host), 'the chain is served at the end');
@@ -284,7 +301,11 @@ test('the same names laid out for another cluster TTL answer with that TTL', () 
 
 test('kept order: replacing items keeps their places without sorting; a new key sorts; no change gives the same array', () => {
   let sorts = 0;
-  const order = new KeptOrder<{ k: string; v: number }>((x) => x.k, (xs) => (sorts++, xs.sort((a, b) => (a.k < b.k ? -1 : 1))));
+  const order = new KeptOrder<{ k: string; v: number }>(
+    (x) => x.k,
+    (a, b) => (a < b ? -1 : a > b ? 1 : 0),
+    (xs) => (sorts++, xs.sort((a, b) => (a.k < b.k ? -1 : 1))),
+  );
   const first = order.update(new Map([['b', { k: 'b', v: 1 }], ['a', { k: 'a', v: 1 }]]));
   assert.equal(first.map((x) => x.k), ['a', 'b']);
   const replaced = order.update(new Map([['b', { k: 'b', v: 2 }]]));

@@ -15,7 +15,6 @@ import type { DesiredState, Monitor } from '../runtime/monitor.js';
 import type { ApiIntGate } from '../runtime/api-int-gate.js';
 import { recordChanges } from '../resolve/record-changes.js';
 import { whyNotServed } from '../resolve/record-set.js';
-import { countByKind } from '../resolve/source-kind.js';
 import { renderCorefile } from '../render/corefile.js';
 import { loadTemplate } from '../sinks/corefile-output.js';
 import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
@@ -139,10 +138,10 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       log.error('render failed; the Corefile on disk is kept', { error: (err as Error).message });
       return;
     }
-    metrics.recordsServed.set({ kind: 'lb' }, state.recordSet.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
+    metrics.recordsServed.set({ kind: 'lb' }, state.totals.addresses);
     metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
     metrics.namesServed.reset();
-    for (const [source, count] of countByKind(state.recordSet.names)) metrics.namesServed.set({ source }, count);
+    for (const [source, count] of state.totals.names) metrics.namesServed.set({ source }, count);
     // writeFileAtomic compares with the bytes on disk, so a file changed behind lbdns's back is
     // put right at the next computation, and an unchanged one is not touched.
     let written: boolean;

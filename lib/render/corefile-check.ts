@@ -4,6 +4,7 @@ import { parseHostPort } from '../grammar/host-port.js';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
 import { LIMITS } from '../model.js';
 import { re2Parse } from './re2-syntax.js';
+import { Verdicts } from './verdicts.js';
 
 /*
  * CoreDNS ignores a Corefile that does not parse, but one that parses and then fails at
@@ -34,54 +35,89 @@ function isSpace(code: number): boolean {
  * Caddyfile lexing as CoreDNS does it: whitespace-separated words; "quoted" words in which
  * only \" is an escape (a backslash before anything else stays); `#` outside quotes starts a
  * comment even in the middle of a word. Words are sliced out of the text rather than built a
- * character at a time: a 10,000-node Corefile is 400 kB, and the garbage of per-character
- * strings would make the check grow faster than the file.
+ * character at a time, and read a line at a time: the check of a 0.8 MB Corefile then holds
+ * the tokens of one directive, not of the file, and they die young instead of being copied
+ * by every young-generation collection until the check ends.
  */
-export function tokenize(text: string): Token[] {
-  const tokens: Token[] = [];
-  const n = text.length;
-  let line = 1;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === NEWLINE) {
-      line++;
-      i++;
-    } else if (isSpace(c)) {
-      i++;
-    } else if (c === HASH) {
-      while (i < n && text.charCodeAt(i) !== NEWLINE) i++;
-    } else if (c === QUOTE) {
-      const start = line;
-      let word = '';
-      let from = ++i;
-      while (i < n && text.charCodeAt(i) !== QUOTE) {
-        const ch = text.charCodeAt(i);
-        if (ch === BACKSLASH && i + 1 < n) {
-          const next = text.charCodeAt(i + 1);
-          if (next === QUOTE) {
-            word += `${text.slice(from, i)}"`;
+class Lexer {
+  private at = 0;
+  private line = 1;
+  private ahead: Token | undefined;
+
+  constructor(private readonly text: string) {}
+
+  /** The tokens of the next line that has any, or undefined at the end. */
+  nextLine(): Token[] | undefined {
+    const first = this.ahead ?? this.next();
+    this.ahead = undefined;
+    if (first === undefined) return undefined;
+    const tokens = [first];
+    for (let t = this.next(); t !== undefined; t = this.next()) {
+      // A quoted word spanning lines belongs to the line it starts on.
+      if (t.line !== first.line) {
+        this.ahead = t;
+        break;
+      }
+      tokens.push(t);
+    }
+    return tokens;
+  }
+
+  next(): Token | undefined {
+    const { text } = this;
+    const n = text.length;
+    let i = this.at;
+    let token: Token | undefined;
+    while (i < n && token === undefined) {
+      const c = text.charCodeAt(i);
+      if (c === NEWLINE) {
+        this.line++;
+        i++;
+      } else if (isSpace(c)) {
+        i++;
+      } else if (c === HASH) {
+        while (i < n && text.charCodeAt(i) !== NEWLINE) i++;
+      } else if (c === QUOTE) {
+        const start = this.line;
+        let word = '';
+        let from = ++i;
+        while (i < n && text.charCodeAt(i) !== QUOTE) {
+          const ch = text.charCodeAt(i);
+          if (ch === BACKSLASH && i + 1 < n) {
+            const next = text.charCodeAt(i + 1);
+            if (next === QUOTE) {
+              word += `${text.slice(from, i)}"`;
+              i += 2;
+              from = i;
+              continue;
+            }
+            if (next === NEWLINE) this.line++;
             i += 2;
-            from = i;
             continue;
           }
-          if (next === NEWLINE) line++;
-          i += 2;
-          continue;
+          if (ch === NEWLINE) this.line++;
+          i++;
         }
-        if (ch === NEWLINE) line++;
+        if (i >= n) throw new RenderError(`Corefile line ${start}: unterminated quoted string`);
+        word += text.slice(from, i);
         i++;
+        token = { text: word, line: start, quoted: true };
+      } else {
+        const from = i;
+        while (i < n && text.charCodeAt(i) !== HASH && !isSpace(text.charCodeAt(i))) i++;
+        token = { text: text.slice(from, i), line: this.line, quoted: false };
       }
-      if (i >= n) throw new RenderError(`Corefile line ${start}: unterminated quoted string`);
-      word += text.slice(from, i);
-      i++;
-      tokens.push({ text: word, line: start, quoted: true });
-    } else {
-      const from = i;
-      while (i < n && text.charCodeAt(i) !== HASH && !isSpace(text.charCodeAt(i))) i++;
-      tokens.push({ text: text.slice(from, i), line, quoted: false });
     }
+    this.at = i;
+    return token;
   }
+}
+
+/** Every token of `text`, in order. */
+export function tokenize(text: string): Token[] {
+  const lexer = new Lexer(text);
+  const tokens: Token[] = [];
+  for (let t = lexer.next(); t !== undefined; t = lexer.next()) tokens.push(t);
   return tokens;
 }
 
@@ -93,10 +129,9 @@ interface Directive {
   readonly block: Token[][] | null;
 }
 
-interface ServerBlock {
+interface ServerBlockHead {
   readonly keys: readonly string[];
   readonly line: number;
-  readonly directives: readonly Directive[];
 }
 
 // CoreDNS's parser compares token text only: a quoted "{" or "}" opens or closes a block too.
@@ -104,31 +139,21 @@ const isOpen = (t: Token | undefined): boolean => t !== undefined && t.text === 
 const isClose = (t: Token | undefined): boolean => t !== undefined && t.text === '}';
 const isBrace = (t: Token): boolean => isOpen(t) || isClose(t);
 
-function groupLines(tokens: readonly Token[]): Token[][] {
-  const lines: Token[][] = [];
-  for (const t of tokens) {
-    const last = lines.at(-1);
-    if (last && last[0]?.line === t.line) last.push(t);
-    else lines.push([t]);
-  }
-  return lines;
-}
-
-function parseServerBlocks(text: string): ServerBlock[] {
-  const lines = groupLines(tokenize(text));
-  const blocks: ServerBlock[] = [];
-  let i = 0;
+/** The server blocks of `text` and their directives, each handed on as soon as it is read. */
+function readServerBlocks(text: string, visit: { block(head: ServerBlockHead): void; directive(head: ServerBlockHead, d: Directive): void }): void {
+  const lexer = new Lexer(text);
   const fail = (line: number | undefined, msg: string): never => {
     throw new RenderError(`Corefile line ${line ?? '?'}: ${msg}`);
   };
-  while (i < lines.length) {
-    const head = lines[i++] as Token[];
+  let blocks = 0;
+  for (let head = lexer.nextLine(); head !== undefined; head = lexer.nextLine()) {
     if (!isOpen(head.at(-1))) fail(head[0]?.line, `expected a server block "KEY {", found ${quote(head.map((t) => t.text).join(' '))}`);
-    const keys = head.slice(0, -1).map((t) => t.text);
-    if (keys.length === 0) fail(head[0]?.line, 'server block without a zone');
-    const directives: Directive[] = [];
+    const server: ServerBlockHead = { keys: head.slice(0, -1).map((t) => t.text), line: head[0]?.line ?? 0 };
+    if (server.keys.length === 0) fail(head[0]?.line, 'server block without a zone');
+    blocks++;
+    visit.block(server);
     for (;;) {
-      const l = lines[i++];
+      const l = lexer.nextLine();
       if (l === undefined) fail(head[0]?.line, 'server block is never closed');
       const first = (l as Token[])[0] as Token;
       if (isClose(first)) {
@@ -143,7 +168,7 @@ function parseServerBlocks(text: string): ServerBlock[] {
       if (hasBlock) {
         block = [];
         for (;;) {
-          const inner = lines[i++];
+          const inner = lexer.nextLine();
           if (inner === undefined) fail(first.line, `block of ${quote(first.text)} is never closed`);
           if (isClose(inner![0])) {
             if (inner!.length > 1) fail(inner![0]!.line, 'unexpected text after "}"');
@@ -153,12 +178,10 @@ function parseServerBlocks(text: string): ServerBlock[] {
           block.push(inner!);
         }
       }
-      directives.push({ name: first.text, args, line: first.line, block });
+      visit.directive(server, { name: first.text, args, line: first.line, block });
     }
-    blocks.push({ keys, line: head[0]?.line ?? 0, directives });
   }
-  if (blocks.length === 0) throw new RenderError('Corefile has no server block');
-  return blocks;
+  if (blocks === 0) throw new RenderError('Corefile has no server block');
 }
 
 const RR_TYPES = new Set(['A', 'AAAA', 'ANY', 'CNAME', 'TXT', 'SRV', 'PTR', 'MX', 'NS', 'SOA']);
@@ -168,8 +191,20 @@ const NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]*
 /** The template actions lbdns writes: the query name, and a capture of the regex that matched it. */
 const ACTIONS = /\{\{ (?:\.Name|index \.Match ([1-9][0-9]*)) \}\}/g;
 
+/** Answers that passed, with the `.Match` index each uses, by block type. */
+const checkedAnswers = { A: new Verdicts<number>(8192), AAAA: new Verdicts<number>(8192) };
+
 /** Checks one answer RR; returns the highest `.Match` index it uses (0: none). */
-function checkAnswer(answer: Token, blockType: string): number {
+function checkAnswer(answer: Token, blockType: 'A' | 'AAAA'): number {
+  const checked = checkedAnswers[blockType];
+  const known = checked.get(answer.text);
+  if (known !== undefined) return known;
+  const capture = checkNewAnswer(answer, blockType);
+  checked.set(answer.text, capture);
+  return capture;
+}
+
+function checkNewAnswer(answer: Token, blockType: string): number {
   const fail = (msg: string): never => {
     throw new RenderError(`Corefile line ${answer.line}: answer ${quote(answer.text)} ${msg}`);
   };
@@ -209,28 +244,30 @@ function checkTemplate(d: Directive): void {
   let captures: number | undefined;
   let used: { index: number; line: number } = { index: 0, line: d.line };
   for (const line of d.block ?? []) {
-    const [key, ...rest] = line;
-    switch (key?.text) {
+    const key = line[0] as Token;
+    switch (key.text) {
       case 'match':
-        if (rest.length === 0) fail('match without a regex');
-        for (const r of rest) {
+        if (line.length === 1) fail('match without a regex');
+        for (let k = 1; k < line.length; k++) {
+          const r = line[k] as Token;
           const parsed = re2Parse(r.text);
           if ('error' in parsed) throw new RenderError(`Corefile line ${r.line}: template: invalid regex ${quote(r.text)} for CoreDNS (Go RE2 syntax): ${parsed.error}`);
           captures = Math.min(captures ?? Infinity, parsed.captures);
         }
         break;
       case 'answer':
-        if (rest.length === 0) fail('answer without a record');
+        if (line.length === 1) fail('answer without a record');
         if (type !== 'A' && type !== 'AAAA') fail(`answers are only checked for A and AAAA blocks, not ${type}`);
-        for (const a of rest) {
-          const index = checkAnswer(a, type as string);
+        for (let k = 1; k < line.length; k++) {
+          const a = line[k] as Token;
+          const index = checkAnswer(a, type as 'A' | 'AAAA');
           if (index > used.index) used = { index, line: a.line };
         }
         break;
       case 'fallthrough':
         break;
       default:
-        fail(`unexpected ${quote(key?.text)} in a template block`);
+        fail(`unexpected ${quote(key.text)} in a template block`);
     }
   }
   // Go's template fails on an index past the regex's groups, and the query gets SERVFAIL.
@@ -387,18 +424,16 @@ function unknownDirective(d: Directive): RenderError {
   return new RenderError(`Corefile line ${d.line}: unknown directive ${quote(d.name)}: CoreDNS would refuse the whole file${hint}`);
 }
 
-function checkDirectives(block: ServerBlock): void {
-  const seen = new Map<string, number>();
-  for (const d of block.directives) {
-    if (!DIRECTIVES.has(d.name)) throw unknownDirective(d);
-    const first = seen.get(d.name);
-    const once = ONCE.get(d.name);
-    if (first !== undefined && once !== undefined) {
-      throw new RenderError(`Corefile line ${d.line}: a second ${quote(d.name)} in the server block ${quote(block.keys.join(' '))} (the first is on line ${first}): ${once}; keep one, holding the settings of both`);
-    }
-    if (first === undefined) seen.set(d.name, d.line);
-    CHECKS[d.name]?.(d);
+/** One directive of a server block; `seen`: the line of each directive name met before in that block. */
+function checkDirective(block: ServerBlockHead, d: Directive, seen: Map<string, number>): void {
+  if (!DIRECTIVES.has(d.name)) throw unknownDirective(d);
+  const first = seen.get(d.name);
+  const once = ONCE.get(d.name);
+  if (first !== undefined && once !== undefined) {
+    throw new RenderError(`Corefile line ${d.line}: a second ${quote(d.name)} in the server block ${quote(block.keys.join(' '))} (the first is on line ${first}): ${once}; keep one, holding the settings of both`);
   }
+  if (first === undefined) seen.set(d.name, d.line);
+  CHECKS[d.name]?.(d);
 }
 
 /**
@@ -409,12 +444,13 @@ function checkDirectives(block: ServerBlock): void {
 export function addressesServedFor(text: string, name: string): string[] {
   const query = `${name}.`;
   const found: string[] = [];
-  for (const block of parseServerBlocks(text)) {
-    for (const d of block.directives) {
-      if (d.name !== 'template' || d.args[0]?.text !== 'IN' || (d.args[1]?.text !== 'A' && d.args[1]?.text !== 'AAAA')) continue;
+  readServerBlocks(text, {
+    block: () => undefined,
+    directive: (_, d) => {
+      if (d.name !== 'template' || d.args[0]?.text !== 'IN' || (d.args[1]?.text !== 'A' && d.args[1]?.text !== 'AAAA')) return;
       const lines = d.block ?? [];
       const matches = lines.filter((l) => l[0]?.text === 'match').flatMap((l) => l.slice(1).map((t) => t.text));
-      if (!matches.some((m) => safeRegExp(m)?.test(query))) continue;
+      if (!matches.some((m) => safeRegExp(m)?.test(query))) return;
       for (const l of lines) {
         if (l[0]?.text !== 'answer') continue;
         for (const a of l.slice(1)) {
@@ -422,8 +458,8 @@ export function addressesServedFor(text: string, name: string): string[] {
           if (address !== null) found.push(address);
         }
       }
-    }
-  }
+    },
+  });
   return [...new Set(found)];
 }
 
@@ -435,10 +471,30 @@ function safeRegExp(source: string): RegExp | undefined {
   }
 }
 
-/** Throws RenderError naming the line when the text would not load or would answer wrongly in CoreDNS. */
+/**
+ * Throws RenderError naming the line when the text would not load or would answer wrongly in
+ * CoreDNS. A file that does not parse is reported as such before any directive's problem, as
+ * CoreDNS parses the whole file before it sets a plugin up.
+ */
 export function checkCorefile(text: string): void {
-  for (const block of parseServerBlocks(text)) {
-    for (const key of block.keys) checkKey(key, block.line);
-    checkDirectives(block);
-  }
+  let seen = new Map<string, number>();
+  let problem: unknown;
+  const checked = (check: () => void): void => {
+    if (problem !== undefined) return;
+    try {
+      check();
+    } catch (err) {
+      problem = err;
+    }
+  };
+  readServerBlocks(text, {
+    block: (head) => {
+      checked(() => {
+        for (const key of head.keys) checkKey(key, head.line);
+      });
+      seen = new Map();
+    },
+    directive: (head, d) => checked(() => checkDirective(head, d, seen)),
+  });
+  if (problem !== undefined) throw problem;
 }

@@ -11,6 +11,8 @@
  * Not re2js: it follows later Go, accepting `(?<name>…)` and Unicode 14 scripts that Go 1.19 refuses.
  */
 
+import { Verdicts } from './verdicts.js';
+
 /** Go's maxRepeat: the largest count in x{n,m}, and the largest product of nested counts. */
 const MAX_REPEAT = 1000;
 
@@ -374,12 +376,7 @@ class Parser {
 
 type Re2Result = { readonly error: string } | { readonly captures: number };
 
-/**
- * Each render checks every regex again, and one Gateway's change leaves the others' as they
- * were: results are kept, a bounded number so that no input grows the memory without end.
- */
-const results = new Map<string, Re2Result>();
-const KEPT_RESULTS = 4096;
+const results = new Verdicts<Re2Result>(4096);
 
 /** Why Go's regexp.Compile would refuse `pattern`, or else how many capturing groups it has. */
 export function re2Parse(pattern: string): Re2Result {
@@ -394,7 +391,6 @@ export function re2Parse(pattern: string): Re2Result {
     if (!(err instanceof Re2Refusal)) throw err;
     result = { error: err.message };
   }
-  if (results.size >= KEPT_RESULTS) results.clear();
   results.set(pattern, result);
   return result;
 }

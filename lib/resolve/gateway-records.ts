@@ -1,7 +1,8 @@
 import { LIMITS, type NameRecord, type Resolution, type WeightBlock } from '../model.js';
 import { coreDnsWeights, GatewayAnswers, type AcceptedGatewayNames, type GatewayAnswer, type Refusal } from './gateway-names.js';
 import { KeptOrder } from './kept-order.js';
-import { matchFor, specificityOrder } from './specificity.js';
+import { countByKind, type ServedTotals } from './source-kind.js';
+import { compareSpecificity, matchFor, specificityOrder } from './specificity.js';
 
 export interface GatewayRecords {
   /** The served records, in specificity order. */
@@ -15,6 +16,7 @@ export interface GatewayRecords {
   readonly held: readonly { readonly name: string; readonly reason: string }[];
   /** Names with no address and nothing to hold. */
   readonly empty: readonly string[];
+  readonly totals: ServedTotals;
 }
 
 /** A name with an answer to serve; or one without (no address, over the limit), decided again at every build against what is served. */
@@ -33,7 +35,9 @@ function made(name: string, source: string, answer: GatewayAnswer): Entry & { ki
   return { kind: 'answered', record, served: { name, source }, weightBlock: answer.weights && !owner.startsWith('*.') ? coreDnsWeights(owner, answer.weights) : undefined };
 }
 
-const byOwner = (blocks: WeightBlock[]): WeightBlock[] => blocks.sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+const addressCount = (record: NameRecord | undefined): number => (record === undefined ? 0 : record.v4.length + record.v6.length);
+
+const byOwner = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * The Gateway DNS records, kept from one build to the next: a build remakes the entries of
@@ -44,11 +48,15 @@ export class GatewayRecordBook {
   private readonly answers: GatewayAnswers;
   private readonly entries = new Map<string, Entry>();
   private readonly problems = new Set<string>();
-  private readonly order = new KeptOrder<NameRecord>((n) => n.name, specificityOrder);
+  private readonly order = new KeptOrder<NameRecord>((n) => n.name, compareSpecificity, specificityOrder);
   private readonly weights = new KeptOrder<WeightBlock>((w) => w.owner, byOwner);
   /** Weight block owner → the names whose answers give it. */
   private readonly weightNames = new Map<string, Set<string>>();
   private served: readonly { readonly name: string; readonly source: string }[] | undefined;
+  /** The served list's names per source kind, made with it. */
+  private servedKinds: ReadonlyMap<string, number> = new Map();
+  /** Addresses of the records in order, kept by the changes to it: counting them costs a walk over every record. */
+  private addresses = 0;
 
   constructor(readonly geoCode: string | undefined) {
     this.answers = new GatewayAnswers(geoCode);
@@ -64,6 +72,7 @@ export class GatewayRecordBook {
       this.weights.reset([]);
       this.weightNames.clear();
       this.served = undefined;
+      this.addresses = 0;
     }
     const touched = changed ?? [...accepted.byName.keys()];
     const remade = [...touched, ...this.problems];
@@ -107,9 +116,11 @@ export class GatewayRecordBook {
       else overLimit.push({ name, source: entry.source, reason: 'over-limit', detail: entry.problem });
       orderChanges.set(name, kept);
     }
+    for (const [name, record] of orderChanges) this.addresses += addressCount(record) - addressCount(this.order.get(name));
     const names = this.order.update(orderChanges);
     if (remade.some((name, i) => this.servedSource(name) !== servedBefore[i])) this.served = undefined;
-    return { names, served: this.servedList(accepted), refused: [...accepted.refused, ...overLimit], weights: this.weights.update(weightChanges), held, empty };
+    const served = this.servedList(accepted);
+    return { names, served, refused: [...accepted.refused, ...overLimit], weights: this.weights.update(weightChanges), held, empty, totals: { names: this.servedKinds, addresses: this.addresses } };
   }
 
   /** The source a name is served for, if it is served. */
@@ -131,6 +142,7 @@ export class GatewayRecordBook {
       if (entry?.kind === 'answered') served.push(entry.served);
       else if (entry !== undefined && this.order.get(name) !== undefined) served.push({ name, source: entry.source });
     }
+    this.servedKinds = countByKind(served);
     return (this.served = served);
   }
 

@@ -15,6 +15,7 @@ import {
 } from '../model.js';
 import { acceptGatewayNames, type Refusal } from './gateway-names.js';
 import { GatewayRecordBook, type GatewayRecords } from './gateway-records.js';
+import { countByKind, sumTotals, type ServedTotals } from './source-kind.js';
 import { findName, matchFor, mergeOrdered } from './specificity.js';
 
 export interface RecordSetResult {
@@ -27,6 +28,8 @@ export interface RecordSetResult {
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
   /** Gateway DNS: each name served with the objects it comes from, and every name refused. */
   readonly gateway: { readonly served: readonly { readonly name: string; readonly source: string }[]; readonly refused: readonly Refusal[] };
+  /** recordSet.names counted, without a walk over the Gateway names at every change. */
+  readonly totals: ServedTotals;
 }
 
 export interface BuildOptions {
@@ -130,6 +133,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     held,
     withheld,
     gateway: { served: gateway.served, refused: gateway.refused },
+    totals: sumTotals({ names: countByKind(names), addresses: names.reduce((n, r) => n + r.v4.length + r.v6.length, 0) }, gateway.totals),
   };
 }
 

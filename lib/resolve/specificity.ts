@@ -1,5 +1,6 @@
 import { labelCount } from '../grammar/validate.js';
 import type { NameRecord } from '../model.js';
+import { lowerBound } from './sorted.js';
 
 /*
  * CoreDNS tries template blocks in order and the first match answers, so a record set lists
@@ -43,13 +44,7 @@ export function specificityOrder(names: readonly NameRecord[]): NameRecord[] {
 /** Where `name` is or would go in `names` (in specificity order). */
 function positionOf(names: readonly NameRecord[], name: string): number {
   const key = keyOf(name);
-  let [low, high] = [0, names.length];
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (byKey(keyOf((names[mid] as NameRecord).name), key) < 0) low = mid + 1;
-    else high = mid;
-  }
-  return low;
+  return lowerBound(names, (n) => byKey(keyOf(n.name), key) < 0);
 }
 
 /** The record of `name` in `names` (in specificity order). */
