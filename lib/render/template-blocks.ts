@@ -1,6 +1,7 @@
 import { labelCount } from '../grammar/validate.js';
 import { LB_NAMES, type NameRecord } from '../model.js';
 import { sameObjects } from '../sources/per-object.js';
+import { lowerBound } from '../resolve/sorted.js';
 import { compareSpecificity, escapeDots } from '../resolve/specificity.js';
 
 /** One pair of CoreDNS `template` blocks (A and AAAA): the names it matches and the records it answers. */
@@ -246,7 +247,7 @@ function relayOut(layout: Layout, names: readonly NameRecord[], changed: readonl
     if (from.length === 0) layout.positions.delete(before);
     const to = layout.positions.get(after);
     if (to === undefined) layout.positions.set(after, [i]);
-    else to.splice(insertionPoint(to, i), 0, i);
+    else to.splice(lowerBound(to, (p) => p < i), 0, i);
   }
   for (const key of touched) {
     const list = layout.positions.get(key);
@@ -258,16 +259,6 @@ function relayOut(layout: Layout, names: readonly NameRecord[], changed: readonl
     }
   }
   return { ...layout, names, ordered: inOrder(layout.blocks) };
-}
-
-function insertionPoint(sorted: readonly number[], value: number): number {
-  let [low, high] = [0, sorted.length];
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if ((sorted[mid] as number) < value) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
 
 /**
