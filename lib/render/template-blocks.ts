@@ -38,13 +38,17 @@ const parentOf = (name: string): string => name.slice(name.indexOf('.') + 1);
  * `klb.<host>` and `<geo>.klb.<host>` are the same answer for every host. A wildcard's query
  * name is not the wildcard: only its first owner is relative there. Two parts, not one string:
  * this runs for every hop of every name, and the field itself is needed once per block.
+ * Whether the field is relative to the captured parent.
  */
-function pushRelative(parts: string[], target: string, name: string, relativeParent: boolean): void {
+function pushRelative(parts: string[], target: string, name: string, relativeParent: boolean): boolean {
   if (name.startsWith('*.')) parts.push(target, '.');
   else if (target === name) parts.push('', GO_NAME);
   else if (isUnder(target, name)) parts.push(target.slice(0, -name.length), GO_NAME);
-  else if (relativeParent && isUnder(target, parentOf(name))) parts.push(target.slice(0, target.length - name.length + name.indexOf('.') + 1), GO_PARENT);
-  else parts.push(target, '.');
+  else if (relativeParent && isUnder(target, parentOf(name))) {
+    parts.push(target.slice(0, target.length - name.length + name.indexOf('.') + 1), GO_PARENT);
+    return true;
+  } else parts.push(target, '.');
+  return false;
 }
 
 /** `name` is a label or more under `root` (compared in place: this runs for every hop of every name). */
@@ -135,22 +139,28 @@ function placementOf(n: NameRecord, clusterTtl: number, placements: Map<string, 
   // parts), TTL and target (two), then the address owner (two), TTL and addresses.
   // Strings only: join has a fast path for them, and numbers would take the slow one.
   const parts: string[] = ['', '', body.slice(body.lastIndexOf('.') + 1)];
-  hops.forEach((c, i) => {
+  let captured = false;
+  for (let i = 0; i < hops.length; i++) {
+    const hop = hops[i] as NonNullable<NameRecord['chain']>[number];
     if (i === 0) parts.push('', GO_NAME);
-    else pushRelative(parts, c.owner, n.name, relativeParent);
-    parts.push(String(c.ttl));
-    pushRelative(parts, c.target, n.name, relativeParent);
-  });
-  if (n.addressOwner) pushRelative(parts, n.addressOwner, n.name, relativeParent);
+    else captured = pushRelative(parts, hop.owner, n.name, relativeParent) || captured;
+    parts.push(String(hop.ttl));
+    captured = pushRelative(parts, hop.target, n.name, relativeParent) || captured;
+  }
+  if (n.addressOwner) captured = pushRelative(parts, n.addressOwner, n.name, relativeParent) || captured;
   else parts.push('', GO_NAME);
   const ttl = n.addressTtl ?? clusterTtl;
-  const captured = parts.includes(GO_PARENT);
   // Exact names never overlap, nor do wildcards of one depth: a group keeps the order's meaning.
-  if (wildcard) parts.splice(0, 2, '*', String(labels));
-  else if (captured) parts.splice(0, 2, '^', body.slice(0, body.indexOf('.')));
+  if (wildcard) [parts[0], parts[1]] = ['*', String(labels)];
+  else if (captured) [parts[0], parts[1]] = ['^', body.slice(0, body.indexOf('.'))];
   const single = LB_SOURCES.has(n.source) || labels === 1;
   // Joined, not a template: a flat string, hashed as it is.
-  if (!single) parts.push(String(ttl), ...n.v4, '|', ...n.v6);
+  if (!single) {
+    parts.push(String(ttl));
+    for (const ip of n.v4) parts.push(ip);
+    parts.push('|');
+    for (const ip of n.v6) parts.push(ip);
+  }
   const key = single ? `=${n.name}` : parts.join('\n');
   const kept = single ? undefined : placements.get(key);
   if (kept !== undefined) return kept;
