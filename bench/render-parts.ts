@@ -1,0 +1,36 @@
+/**
+ * The render's parts on the gateway-scale record set (10,000 hosts, 25,003 names), each timed
+ * on its own in one process: template blocks from nothing (another cluster TTL each time, so
+ * nothing laid out before applies), and the Corefile check of the rendered text.
+ * `node --import tsx bench/render-parts.ts`.
+ */
+import { performance } from 'node:perf_hooks';
+import { checkCorefile } from '../lib/render/corefile-check.js';
+import { renderCorefile } from '../lib/render/corefile.js';
+import { templateBlocks } from '../lib/render/template-blocks.js';
+import { builtinTemplate } from '../lib/render/templates.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { GatewayInputs } from '../lib/sources/gateway-sources.js';
+import { ZONE } from '../test/support/gateway-fixture.js';
+import { BASE, objects } from './gateway-scale.js';
+
+const RUNS = 30;
+const { gateways, policies } = objects();
+const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+inputs.set('gateways', gateways);
+inputs.set('dnspolicies', policies);
+const owners = inputs.contribution().gatewayOwners ?? [];
+const { recordSet } = buildRecordSet({ ...BASE, gateway: { zones: [ZONE], geoCode: undefined, owners } }, new Map());
+const text = renderCorefile(recordSet, builtinTemplate(), 'builtin');
+
+function timed(what: string, run: (i: number) => unknown): void {
+  const ms = Array.from({ length: RUNS }, (_, i) => {
+    const started = performance.now();
+    run(i);
+    return performance.now() - started;
+  }).sort((a, b) => a - b);
+  console.log(`${what}: min ${(ms[0] as number).toFixed(1)} ms, p50 ${(ms[RUNS >> 1] as number).toFixed(1)} ms (${RUNS} runs)`);
+}
+
+timed(`template blocks from nothing, ${recordSet.names.length} names`, (i) => templateBlocks(recordSet.names, 1000 + i));
+timed(`Corefile check, ${(text.length / 1e6).toFixed(2)} MB`, () => checkCorefile(text));
