@@ -140,7 +140,7 @@ const isClose = (t: Token | undefined): boolean => t !== undefined && t.text ===
 const isBrace = (t: Token): boolean => isOpen(t) || isClose(t);
 
 /** The server blocks of `text` and their directives, each handed on as soon as it is read. */
-function readServerBlocks(text: string, visit: { block(head: ServerBlockHead): void; directive(head: ServerBlockHead, d: Directive): void }): void {
+function readServerBlocks(text: string, visit: { block?(head: ServerBlockHead): void; directive(head: ServerBlockHead, d: Directive): void }): void {
   const lexer = new Lexer(text);
   const fail = (line: number | undefined, msg: string): never => {
     throw new RenderError(`Corefile line ${line ?? '?'}: ${msg}`);
@@ -151,7 +151,7 @@ function readServerBlocks(text: string, visit: { block(head: ServerBlockHead): v
     const server: ServerBlockHead = { keys: head.slice(0, -1).map((t) => t.text), line: head[0]?.line ?? 0 };
     if (server.keys.length === 0) fail(head[0]?.line, 'server block without a zone');
     blocks++;
-    visit.block(server);
+    visit.block?.(server);
     for (;;) {
       const l = lexer.nextLine();
       if (l === undefined) fail(head[0]?.line, 'server block is never closed');
@@ -196,12 +196,7 @@ const checkedAnswers = { A: new Verdicts<number>(8192), AAAA: new Verdicts<numbe
 
 /** Checks one answer RR; returns the highest `.Match` index it uses (0: none). */
 function checkAnswer(answer: Token, blockType: 'A' | 'AAAA'): number {
-  const checked = checkedAnswers[blockType];
-  const known = checked.get(answer.text);
-  if (known !== undefined) return known;
-  const capture = checkNewAnswer(answer, blockType);
-  checked.set(answer.text, capture);
-  return capture;
+  return checkedAnswers[blockType].of(answer.text, () => checkNewAnswer(answer, blockType));
 }
 
 function checkNewAnswer(answer: Token, blockType: string): number {
@@ -445,7 +440,6 @@ export function addressesServedFor(text: string, name: string): string[] {
   const query = `${name}.`;
   const found: string[] = [];
   readServerBlocks(text, {
-    block: () => undefined,
     directive: (_, d) => {
       if (d.name !== 'template' || d.args[0]?.text !== 'IN' || (d.args[1]?.text !== 'A' && d.args[1]?.text !== 'AAAA')) return;
       const lines = d.block ?? [];

@@ -380,17 +380,14 @@ const results = new Verdicts<Re2Result>(4096);
 
 /** Why Go's regexp.Compile would refuse `pattern`, or else how many capturing groups it has. */
 export function re2Parse(pattern: string): Re2Result {
-  const known = results.get(pattern);
-  if (known !== undefined) return known;
-  const parser = new Parser(pattern);
-  let result: Re2Result;
-  try {
-    parser.parse();
-    result = { captures: parser.captures };
-  } catch (err) {
-    if (!(err instanceof Re2Refusal)) throw err;
-    result = { error: err.message };
-  }
-  results.set(pattern, result);
-  return result;
+  return results.of(pattern, () => {
+    const parser = new Parser(pattern);
+    try {
+      parser.parse();
+      return { captures: parser.captures };
+    } catch (err) {
+      if (!(err instanceof Re2Refusal)) throw err;
+      return { error: err.message };
+    }
+  });
 }

@@ -45,7 +45,7 @@ function pushRelative(parts: string[], target: string, name: string, relativePar
   else if (target === name) parts.push('', GO_NAME);
   else if (isUnder(target, name)) parts.push(target.slice(0, -name.length), GO_NAME);
   else if (relativeParent && isUnder(target, parentOf(name))) {
-    parts.push(target.slice(0, target.length - name.length + name.indexOf('.') + 1), GO_PARENT);
+    parts.push(target.slice(0, -parentOf(name).length), GO_PARENT);
     return true;
   } else parts.push(target, '.');
   return false;
@@ -185,12 +185,13 @@ function keptBlockOf(members: NameRecord[], placement: Placement): TemplateBlock
   return block;
 }
 
-/** One key's names cut into blocks of BLOCK_NAMES, each placed at its first name. */
-function blocksOfKey(names: readonly NameRecord[], positions: readonly number[], clusterTtl: number, placements: Map<string, Placement>): { at: number; block: TemplateBlock }[] {
+/** One key's names cut into blocks of BLOCK_NAMES, each placed at its first name (a name of its own block is not kept in `placements`). */
+function blocksOfKey(names: readonly NameRecord[], key: string, positions: readonly number[], clusterTtl: number, placements: Map<string, Placement>): { at: number; block: TemplateBlock }[] {
   const out: { at: number; block: TemplateBlock }[] = [];
   for (let from = 0; from < positions.length; from += BLOCK_NAMES) {
     const members = positions.slice(from, from + BLOCK_NAMES).map((p) => names[p] as NameRecord);
-    out.push({ at: positions[from] as number, block: keptBlockOf(members, placementOf(members[0] as NameRecord, clusterTtl, placements)) });
+    const placement = placements.get(key) ?? placementOf(members[0] as NameRecord, clusterTtl, placements);
+    out.push({ at: positions[from] as number, block: keptBlockOf(members, placement) });
   }
   return out;
 }
@@ -237,7 +238,7 @@ function layOut(names: readonly NameRecord[], clusterTtl: number, previous: Layo
     if (list === undefined) positions.set(key, [i]);
     else list.push(i);
   });
-  const blocks = new Map([...positions].map(([key, list]) => [key, blocksOfKey(names, list, clusterTtl, placements)]));
+  const blocks = new Map([...positions].map(([key, list]) => [key, blocksOfKey(names, key, list, clusterTtl, placements)]));
   return { names, clusterTtl, keys, placements, positions, blocks, ordered: inOrder(blocks) };
 }
 
@@ -265,7 +266,7 @@ function relayOut(layout: Layout, names: readonly NameRecord[], changed: readonl
       layout.blocks.delete(key);
       layout.placements.delete(key);
     } else {
-      layout.blocks.set(key, blocksOfKey(names, list, layout.clusterTtl, layout.placements));
+      layout.blocks.set(key, blocksOfKey(names, key, list, layout.clusterTtl, layout.placements));
     }
   }
   return { ...layout, names, ordered: inOrder(layout.blocks) };

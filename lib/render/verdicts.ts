@@ -9,13 +9,14 @@ export class Verdicts<V> {
 
   constructor(private readonly limit: number) {}
 
-  get(text: string): V | undefined {
-    return this.kept.get(text);
-  }
-
-  set(text: string, verdict: V): void {
+  /** The verdict kept for `text`, else `decide`'s, kept; one that throws keeps nothing. */
+  of(text: string, decide: () => V): V {
+    const known = this.kept.get(text);
+    if (known !== undefined) return known;
+    const verdict = decide();
     if (this.kept.size >= this.limit) this.kept.clear();
     // UTF-16 both ways: an exact copy of any string, lone surrogates included.
     this.kept.set(Buffer.from(text, 'utf16le').toString('utf16le'), verdict);
+    return verdict;
   }
 }
