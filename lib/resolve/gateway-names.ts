@@ -39,13 +39,13 @@ export function acceptGatewayNames(spec: ClusterSpec): AcceptedGatewayNames {
   if (last?.spec === spec) return last.result;
   const guard = nameGuard(spec);
   const zones = gateway.zones.join(', ');
-  const fresh = index === undefined || index.guard !== guard || index.zones !== zones;
-  if (fresh) index = new ClaimIndex(guard, zones);
-  const names = (index as ClaimIndex).update(gateway.owners);
+  const kept = index !== undefined && index.guard === guard && index.zones === zones ? index : undefined;
+  const claims = kept ?? (index = new ClaimIndex(guard, zones));
+  const names = claims.update(gateway.owners);
   const after = last?.result.version;
   version += 1;
-  const changed = fresh || after === undefined || names === undefined ? undefined : { after, names };
-  last = { spec, result: { byName: (index as ClaimIndex).byName, refused: (index as ClaimIndex).refused(), external: (index as ClaimIndex).external(), version, changed } };
+  const changed = kept === undefined || after === undefined || names === undefined ? undefined : { after, names };
+  last = { spec, result: { byName: claims.byName, refused: claims.refused(), external: claims.external(), version, changed } };
   return last.result;
 }
 

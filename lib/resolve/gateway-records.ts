@@ -76,7 +76,8 @@ export class GatewayRecordBook {
     }
     const touched = changed ?? [...accepted.byName.keys()];
     const remade = [...touched, ...this.problems];
-    const servedBefore = remade.map((name) => this.servedSource(name));
+    // Without a served list there is none to keep: it is made again whatever changed.
+    const servedBefore = this.served && remade.map((name) => this.servedSource(name));
     const orderChanges = new Map<string, NameRecord | undefined>();
     const weightChanges = new Map<string, WeightBlock | undefined>();
     for (const name of touched) {
@@ -118,7 +119,7 @@ export class GatewayRecordBook {
     }
     for (const [name, record] of orderChanges) this.addresses += addressCount(record) - addressCount(this.order.get(name));
     const names = this.order.update(orderChanges);
-    if (remade.some((name, i) => this.servedSource(name) !== servedBefore[i])) this.served = undefined;
+    if (servedBefore && remade.some((name, i) => this.servedSource(name) !== servedBefore[i])) this.served = undefined;
     const served = this.servedList(accepted);
     return { names, served, refused: [...accepted.refused, ...overLimit], weights: this.weights.update(weightChanges), held, empty, totals: { names: this.servedKinds, addresses: this.addresses } };
   }
@@ -138,9 +139,10 @@ export class GatewayRecordBook {
     if (this.served !== undefined) return this.served;
     const served: { readonly name: string; readonly source: string }[] = [];
     for (const name of accepted.byName.keys()) {
+      const source = this.servedSource(name);
+      if (source === undefined) continue;
       const entry = this.entries.get(name);
-      if (entry?.kind === 'answered') served.push(entry.served);
-      else if (entry !== undefined && this.order.get(name) !== undefined) served.push({ name, source: entry.source });
+      served.push(entry?.kind === 'answered' ? entry.served : { name, source });
     }
     this.servedKinds = countByKind(served);
     return (this.served = served);
