@@ -3,7 +3,7 @@ NODE_MODULES := node_modules/.package-lock.json
 BUNDLE := dist/lbdns.mjs
 SOURCES := $(shell find cmd lib templates -type f) $(wildcard scripts/*.mjs) package.json
 
-.PHONY: all install build bundle example test test-deps lint bench clean manifests
+.PHONY: all install build bundle example test test-deps peers lint bench clean manifests
 
 all: build
 
@@ -27,8 +27,13 @@ example: $(BUNDLE)
 test-deps:
 	@bash scripts/test-deps.sh
 
+# The real CoreDNS and kube-apiserver (with etcd) the tests drive, built from their Go
+# modules at pinned versions into .peers/ (test/peers/build.sh); kept until a pin changes.
+peers:
+	@bash test/peers/build.sh
+
 # Type-checked first: the tests run through tsx, which strips types without checking them.
-test: lint $(BUNDLE) test-deps
+test: lint $(BUNDLE) test-deps peers
 	node test/run.mjs
 
 # Types, then the import graph: no cycle, stages import only earlier stages (lib/README.md).
@@ -40,7 +45,7 @@ lint: $(NODE_MODULES)
 manifests: $(NODE_MODULES)
 	node --import tsx scripts/manifests.ts
 
-bench: $(BUNDLE)
+bench: $(BUNDLE) test-deps peers
 	node --import tsx bench/run.ts
 
 clean:

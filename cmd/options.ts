@@ -4,11 +4,11 @@ import type { RawConfig } from '../lib/inputs/config.js';
 import type { CommandInputs } from '../lib/commands/io.js';
 import { parseNodeFlags } from '../lib/inputs/config.js';
 import { DEFAULT_INGRESS_SERVICE, parseObjectRef, type ClusterFlags } from '../lib/commands/cluster.js';
-import { LIMITS } from '../lib/model.js';
+import { DEFAULTS, LIMITS } from '../lib/model.js';
 import { LB_FLAGS, validateGatewayFlags, validateRole, validateUpstreams } from '../lib/inputs/spec.js';
 import { parseEndpoints, validateDnsName, validateDomain, validateIp, validatePath, validateTtl } from '../lib/grammar/validate.js';
 import { parseDurationMs } from '../lib/grammar/go-duration.js';
-import { validateListen } from '../lib/grammar/host-port.js';
+import { validateListen, validatePort } from '../lib/grammar/host-port.js';
 
 /**
  * Clipanion's run() prints a failing command's error to stdout; keeping the error here lets
@@ -45,6 +45,8 @@ export abstract class InputCommand extends LbdnsCommand {
   reloadInterval = Option.String('--reload-interval', { description: 'CoreDNS reload interval, at least 2s (default 2s)' });
   listen = Option.String('--listen', { description: "Where CoreDNS answers, [ADDR]:PORT (default :53: every address); e.g. :5353 behind the node's dnsmasq" });
   reloadJitter = Option.String('--reload-jitter', { description: 'CoreDNS reload jitter, at least 1s (default 1s)' });
+  healthPort = Option.String('--health-port', { description: "Port of CoreDNS's /health endpoint (default 18080)" });
+  readyPort = Option.String('--ready-port', { description: "Port of CoreDNS's /ready endpoint (default 18181)" });
 
   /**
    * Checks each flag value that can be judged alone, before any file, DNS or API call, so a
@@ -69,7 +71,9 @@ export abstract class InputCommand extends LbdnsCommand {
       for (const ip of ips) validateIp(`--node ${name}`, ip);
     }
     if (this.upstream !== undefined) validateUpstreams('--upstream', this.upstream);
-    if (this.listen !== undefined) validateListen('--listen', this.listen);
+    const health = this.healthPort === undefined ? DEFAULTS.healthPort : validatePort('--health-port', this.healthPort);
+    const ready = this.readyPort === undefined ? DEFAULTS.readyPort : validatePort('--ready-port', this.readyPort);
+    if (this.listen !== undefined) validateListen('--listen', this.listen, { health, ready });
   }
 
   /** Clipanion runs this in place of execute(); what it throws reaches catch() like execute's errors. */
@@ -97,14 +101,10 @@ export abstract class InputCommand extends LbdnsCommand {
       ttl: this.ttl,
       reload: { interval: this.reloadInterval, jitter: this.reloadJitter },
       listen: this.listen,
+      healthPort: this.healthPort,
+      readyPort: this.readyPort,
     };
   }
-}
-
-function parseApiPort(value: string): number {
-  const port = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
-  if (!(port >= 1 && port <= 65535)) throw new ValidationError('--api-port', value, 'is not a port from 1 to 65535');
-  return port;
 }
 
 /** Commands that can read the cluster: kubeconfig and where the sources live. */
@@ -137,7 +137,7 @@ export abstract class ClusterCommand extends InputCommand {
       lbConfig: this.lbConfig,
       waitTimeoutMs: parseDurationMs('--wait-timeout', this.waitTimeout, 1000, 86_400_000),
       ignoreDnsType: this.ignoreDnsType,
-      apiPort: this.apiPort === undefined ? undefined : parseApiPort(this.apiPort),
+      apiPort: this.apiPort === undefined ? undefined : validatePort('--api-port', this.apiPort),
     };
   }
 

@@ -90,6 +90,9 @@ export interface ClusterSpec {
   readonly reload: ReloadSettings;
   /** Absent: DEFAULTS.listen, every address on port 53. */
   readonly listen?: ListenSettings;
+  /** CoreDNS's health and ready ports; absent: DEFAULTS'. */
+  readonly healthPort?: number;
+  readonly readyPort?: number;
   /** Gateway DNS (--gateway-zone): absent when no zone is configured. */
   readonly gateway?: GatewaySpec;
 }
@@ -206,6 +209,10 @@ export interface RecordSet {
   readonly weights?: readonly WeightBlock[];
   /** Path of the weight file next to the Corefile, for `loadbalance weighted`. */
   readonly weightFile?: string;
+  /** Gateway DNS zones: their names are served from a zone file each, in a server block of the zone. */
+  readonly gatewayZones?: readonly string[];
+  /** Where each Gateway zone's file is, for the `file` plugin: set by the command that writes them. */
+  readonly zoneFiles?: ReadonlyMap<string, string>;
 }
 
 export const LIMITS = {

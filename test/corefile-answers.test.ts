@@ -1,31 +1,24 @@
 /**
- * What a client asking the cluster's CoreDNS gets back: the rendered Corefiles served by a
- * loopback server with CoreDNS's template, hosts, forward and cache semantics
- * (test/support/corefile-server.ts), asked through node's own resolver, with a test DNS server
- * standing in for the upstream resolvers.
+ * What a client asking the cluster's CoreDNS gets back: the Corefile `render-corefile` wrote,
+ * served by real CoreDNS on loopback and asked through Node's own resolver, with a test DNS
+ * server standing in for the upstream resolvers (`UPSTREAM` in the flags is its address).
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Resolver } from 'node:dns/promises';
-import { startCorefileServer, type CorefileServer } from './support/corefile-server.js';
+import type { Resolver } from 'node:dns/promises';
+import { renderAndServe, type CoreDns } from './support/coredns.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
-import { runLbdns } from './support/run-cli.js';
 
 let upstream: DnsTestServer;
-const servers: CorefileServer[] = [];
+const servers: CoreDns[] = [];
+/** Stands for the test upstream's address in render flags; `UPSTREAM_HOST:` for another address on its port. */
+const UPSTREAM = '@upstream';
 
-async function render(args: readonly string[]): Promise<string> {
-  const r = await runLbdns(['render-corefile', ...args]);
-  if (r.code !== 0) throw new Error(`render failed: ${r.stderr}`);
-  return r.stdout;
-}
-
-async function serve(corefile: string, opts: { upstreamTimeoutMs?: number; forwardDeadlineMs?: number } = {}): Promise<Resolver> {
-  const server = await startCorefileServer(corefile, { upstreamPort: upstream.port, ...opts });
+async function serve(args: readonly string[]): Promise<Resolver> {
+  const withUpstream = args.map((a) => (a === UPSTREAM ? upstream.address : a.replace(/^(127\.0\.0\.\d+):$/, `$1:${upstream.port}`)));
+  const server = await renderAndServe(withUpstream);
   servers.push(server);
-  const resolver = new Resolver({ timeout: 2000, tries: 1 });
-  resolver.setServers([server.address]);
-  return resolver;
+  return server.resolver();
 }
 
 async function errorCode(promise: Promise<unknown>): Promise<string> {
@@ -58,7 +51,7 @@ const EXAMPLE_D = 'mycluster.example.com';
 
 example.before(async (ctx) => {
   await setup();
-  ctx.dns = await serve(await render(['--example', '--upstream', '127.0.0.1']));
+  ctx.dns = await serve(['--example', '--upstream', UPSTREAM]);
 });
 example.after(teardown);
 
@@ -135,14 +128,14 @@ const V4_D = 'c1.example.com';
 v4only.before(async (ctx) => {
   await setup();
   ctx.dns = await serve(
-    await render([
+    [
       '--domain', V4_D,
       '--api-lb', '10.0.0.10', '--api-lb', '10.0.0.11', '--api-lb', '10.0.0.12',
       '--api-int-lb', '10.0.0.20',
       '--ingress-lb', '10.0.1.30',
       '--node', 'master-0=10.0.0.5',
-      '--upstream', '127.0.0.1',
-    ]),
+      '--upstream', UPSTREAM,
+    ],
   );
 });
 v4only.after(teardown);
@@ -178,16 +171,15 @@ const DS_D = 'ds.example.com';
 dual.before(async (ctx) => {
   await setup();
   ctx.dns = await serve(
-    await render([
+    [
       '--domain', DS_D,
       '--api-lb', '192.0.2.10', '--api-lb', '2001:db8::10',
       '--api-int-lb', '192.0.2.20', '--api-int-lb', '2001:db8::20',
       '--ingress-lb', '192.0.2.30', '--ingress-lb', '2001:db8::30', '--ingress-lb', '2001:db8::31',
       '--node', 'cp-0=192.0.2.5', '--node', 'cp-0=2001:db8::5', '--node', 'cp-1=2001:db8::6',
-      // Nothing listens on 127.0.0.2: forward must move on to 127.0.0.1.
-      '--upstream', '127.0.0.2', '--upstream', '127.0.0.1',
-    ]),
-    { upstreamTimeoutMs: 300 },
+      // Nothing listens on 127.0.0.2 at the upstream's port: forward must move on to the upstream.
+      '--upstream', '127.0.0.2:', '--upstream', UPSTREAM,
+    ],
   );
 });
 dual.after(teardown);
@@ -225,13 +217,13 @@ const BS_D = 'c2.example.com';
 bootstrap.before(async (ctx) => {
   await setup();
   ctx.dns = await serve(
-    await render([
+    [
       '--role', 'bootstrap',
       '--domain', BS_D,
       '--api-int-lb', '10.0.0.20',
       '--ingress-lb', '10.0.1.30',
-      '--upstream', '127.0.0.1',
-    ]),
+      '--upstream', UPSTREAM,
+    ],
   );
 });
 bootstrap.after(teardown);
@@ -257,7 +249,7 @@ const appsOnly = suite<{ dns: Resolver }>('an apps-only node (the admin\'s DNS s
 appsOnly.before(async (ctx) => {
   await setup();
   upstream.set(`api-int.${BS_D}`, { A: ['192.0.2.89'] });
-  ctx.dns = await serve(await render(['--role', 'apps-only', '--domain', BS_D, '--ingress-lb', '10.0.1.30', '--upstream', '127.0.0.1']));
+  ctx.dns = await serve(['--role', 'apps-only', '--domain', BS_D, '--ingress-lb', '10.0.1.30', '--upstream', UPSTREAM]);
 });
 appsOnly.after(teardown);
 
@@ -278,7 +270,7 @@ const privateCluster = suite<{ dns: Resolver }>('a private cluster (no external 
 
 privateCluster.before(async (ctx) => {
   await setup();
-  ctx.dns = await serve(await render(['--domain', BS_D, '--api-int-lb', '10.0.0.20', '--ingress-lb', '10.0.1.30', '--upstream', '127.0.0.1']));
+  ctx.dns = await serve(['--domain', BS_D, '--api-int-lb', '10.0.0.20', '--ingress-lb', '10.0.1.30', '--upstream', UPSTREAM]);
 });
 privateCluster.after(teardown);
 
@@ -289,49 +281,3 @@ privateCluster('api-int and apps are served, api goes upstream', async ({ dns })
 });
 
 privateCluster.run();
-
-/* ----------------------------------------------------------------- the emulation itself */
-
-const emulation = suite<{ dns: Resolver }>('the test server follows CoreDNS where lbdns relies on it');
-
-emulation.before(async (ctx) => {
-  await setup();
-  ctx.dns = await serve(`. {
-    template IN A strict.example.com {
-        match ^only\\.strict\\.example\\.com\\.$
-        answer "{{ .Name }} 60 IN A 10.9.0.1"
-    }
-    template IN A empty.example.com {
-        match ^empty\\.example\\.com\\.$
-    }
-    forward . 127.0.0.1
-}
-hosts.example.com {
-    hosts {
-        10.9.0.5 known.hosts.example.com
-    }
-}
-`);
-});
-emulation.after(teardown);
-
-emulation('a template that matches zone and type but no regex, without fallthrough, is SERVFAIL', async ({ dns }) => {
-  assert.is(await errorCode(dns.resolve4('other.strict.example.com')), 'ESERVFAIL');
-});
-
-emulation('a template matched without answers is NODATA', async ({ dns }) => {
-  assert.is(await errorCode(dns.resolve4('empty.example.com')), 'ENODATA');
-});
-
-emulation('hosts without fallthrough answers an unknown name in its zone with SERVFAIL', async ({ dns }) => {
-  assert.equal(await dns.resolve4('known.hosts.example.com'), ['10.9.0.5']);
-  assert.is(await errorCode(dns.resolve4('unknown.hosts.example.com')), 'ESERVFAIL');
-});
-
-emulation('the most specific server block takes the query', async ({ dns }) => {
-  // hosts.example.com's block has no forward: www is not sent upstream.
-  assert.is(await errorCode(dns.resolve4('www.hosts.example.com')), 'ESERVFAIL');
-  assert.equal(await dns.resolve4('www.example.org'), ['192.0.2.99']);
-});
-
-emulation.run();

@@ -1,112 +1,239 @@
 /**
  * Gateway DNS end to end: the monitor against the test API server serving the four CRDs
- * (Gateway, HTTPRoute, DNSPolicy, Kuadrant DNSRecord), the written Corefile served by the
- * CoreDNS emulator and asked over UDP.
+ * (Gateway, HTTPRoute, DNSPolicy, Kuadrant DNSRecord), and real CoreDNS serving what it wrote
+ * (the Corefile and the zone files beside it), asked over UDP: what a client gets is the truth.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { answersOf, readAnswers, sleep, startMonitor, until, type ClusterFixture, type RunningMonitor } from './support/cluster-fixture.js';
-import { startCorefileServer } from './support/corefile-server.js';
-import { ask, dnsPolicy, gateway, httpRoute, kuadrantRecord, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
+import { sleep, startMonitor, until, type ClusterFixture, type RunningMonitor } from './support/cluster-fixture.js';
+import { answerOf, query, servableFlags, startCoreDns, type CoreDns } from './support/coredns.js';
+import { dnsPolicy, gateway, httpRoute, kuadrantRecord, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
 import { DOMAIN, UPSTREAM } from './support/cluster-fixture.js';
 import { runLbdns } from './support/run-cli.js';
-import { startDnsServer } from './support/dns-server.js';
+import { ValidationError } from '../lib/errors.js';
+import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
 
 const APP = `app.${ZONE}`;
 
-async function withGatewayMonitor(body: (c: ClusterFixture, m: RunningMonitor) => Promise<void>, flags: { geoCode?: string } = {}): Promise<void> {
-  const cluster = await startGatewayCluster();
-  let monitor: RunningMonitor | undefined;
+interface Served {
+  readonly c: ClusterFixture;
+  readonly m: RunningMonitor;
+  /** Real CoreDNS serving the monitor's files. */
+  readonly dns: CoreDns;
+  /** The upstream CoreDNS forwards to. */
+  readonly upstream: DnsTestServer;
+}
+
+async function withGatewayMonitor(body: (s: Served) => Promise<void>, flags: { geoCode?: string; gatewayZones?: string[] } = {}): Promise<void> {
+  const c = await startGatewayCluster();
+  const upstream = await startDnsServer();
+  let m: RunningMonitor | undefined;
+  let dns: CoreDns | undefined;
   try {
-    monitor = await startMonitor(cluster, { flags: { gatewayZones: [ZONE], upstreams: ['127.0.0.1'], ...flags } });
-    await body(cluster, monitor);
-    assert.is(await monitor.stop(), 0);
+    const listen = await servableFlags();
+    m = await startMonitor(c, { flags: { gatewayZones: [ZONE], upstreams: [upstream.address], listen: listen.listen, healthPort: listen.healthPort, readyPort: listen.readyPort, ...flags } });
+    await until('the first Corefile', () => stat(c.out).then(() => true, () => false));
+    dns = await startCoreDns(c.out, { port: listen.port });
+    await body({ c, m, dns, upstream });
+    assert.is(await m.stop(), 0);
   } finally {
-    await monitor?.stop();
-    await cluster.close();
+    await dns?.close();
+    await m?.stop();
+    await upstream.close();
+    await c.close();
   }
 }
 
-const served = async (c: ClusterFixture, name: string): Promise<readonly string[]> => answersOf(c.out, name);
-const has = (c: ClusterFixture, name: string, answer: string) => async () => (await served(c, name)).includes(answer);
-const gone = (c: ClusterFixture, name: string) => async () => (await readAnswers(c.out))?.names.has(name) === false;
-
-async function askCorefile(c: ClusterFixture, name: string, type: 'A' | 'AAAA' = 'A'): Promise<string[]> {
-  const server = await startCorefileServer(await readFile(c.out, 'utf8'));
-  try {
-    return await ask(server, name, type);
-  } finally {
-    await server.close();
+/** The address records a client gets for `name` (A and AAAA, after any CNAMEs), as `A ip` / `AAAA ip`, sorted. */
+async function served(dns: CoreDns, name: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const type of ['A', 'AAAA'] as const) {
+    for (const rr of await answerOf(dns, name, type)) {
+      const [, rrType, data] = rr.split(' ');
+      if (rrType === type) out.push(`${type} ${data}`);
+    }
   }
+  return out.sort();
 }
+const has = (dns: CoreDns, name: string, answer: string) => async () => (await served(dns, name)).includes(answer);
+const gone = (dns: CoreDns, name: string) => async () => (await served(dns, name)).length === 0;
 
 test('a simple DNSPolicy serves each listener host with A records of every Gateway address', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }, { value: '192.0.2.11' }]));
     c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
-    await until('the Gateway host on disk', has(c, APP, 'A 192.0.2.11'));
-    assert.equal(await served(c, APP), ['A 192.0.2.10', 'A 192.0.2.11']);
-    assert.equal((await askCorefile(c, APP)).sort(), [`${APP} A 192.0.2.10`, `${APP} A 192.0.2.11`]);
+    await until('the Gateway host on disk', has(dns, APP, 'A 192.0.2.11'));
+    assert.equal(await served(dns, APP), ['A 192.0.2.10', 'A 192.0.2.11']);
+    assert.equal((await answerOf(dns, APP, 'A')).sort(), [`${APP} A 192.0.2.10`, `${APP} A 192.0.2.11`]);
   });
 });
 
 test('a Gateway address change is rewritten into the Corefile', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
     c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
-    await until('the first address', has(c, APP, 'A 192.0.2.10'));
+    await until('the first address', has(dns, APP, 'A 192.0.2.10'));
     c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { addresses: [{ type: 'IPAddress', value: '192.0.2.99' }] });
-    await until('the new address', has(c, APP, 'A 192.0.2.99'));
-    assert.equal(await served(c, APP), ['A 192.0.2.99']);
+    await until('the new address', has(dns, APP, 'A 192.0.2.99'));
+    assert.equal(await served(dns, APP), ['A 192.0.2.99']);
+  });
+});
+
+test('a Gateway address change reaches CoreDNS within 3 s with no Corefile rewrite and no reload', async () => {
+  await withGatewayMonitor(async ({ c, dns }) => {
+    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await until('the first address', has(dns, APP, 'A 192.0.2.10'));
+    const corefile = await stat(c.out);
+    for (const ip of ['192.0.2.99', '192.0.2.98']) {
+      c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { addresses: [{ type: 'IPAddress', value: ip }] });
+      await until(`${ip} answered`, has(dns, APP, `A ${ip}`), 3000);
+      assert.equal(await served(dns, APP), [`A ${ip}`]);
+    }
+    const after = await stat(c.out);
+    assert.equal([after.ino, after.mtimeMs], [corefile.ino, corefile.mtimeMs], 'the Corefile was not rewritten');
+    assert.is(dns.reloads(), 0, 'CoreDNS did not reload');
   });
 });
 
 test('a listener with no attached route is not served, and is once a route attaches', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     const other = `other.${ZONE}`;
     c.server.create(gateway('gw', [{ name: 'http', hostname: APP }, { name: 'idle', hostname: other, attachedRoutes: 0 }], [{ value: '192.0.2.10' }]));
     c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
-    await until('the attached listener', has(c, APP, 'A 192.0.2.10'));
-    assert.not.ok((await readAnswers(c.out))?.names.has(other));
+    await until('the attached listener', has(dns, APP, 'A 192.0.2.10'));
+    assert.equal(await served(dns, other), []);
     c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { listeners: [{ name: 'http', attachedRoutes: 1, supportedKinds: [], conditions: [] }, { name: 'idle', attachedRoutes: 2, supportedKinds: [], conditions: [] }] });
-    await until('the listener once attached', has(c, other, 'A 192.0.2.10'));
+    await until('the listener once attached', has(dns, other, 'A 192.0.2.10'));
   });
 });
 
 test('a DNSPolicy with a sectionName serves only that listener', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     const other = `other.${ZONE}`;
     c.server.create(gateway('gw', [{ name: 'http', hostname: APP }, { name: 'admin', hostname: other }], [{ value: '192.0.2.10' }]));
     c.server.create(dnsPolicy('dns', { gateway: 'gw', sectionName: 'admin' }));
-    await until('the targeted listener', has(c, other, 'A 192.0.2.10'));
-    assert.not.ok((await readAnswers(c.out))?.names.has(APP));
+    await until('the targeted listener', has(dns, other, 'A 192.0.2.10'));
+    assert.equal(await served(dns, APP), []);
   });
 });
 
 test('a listener without a hostname serves the host names of the HTTPRoutes it accepted', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     c.server.create(gateway('gw', [{ name: 'http' }], [{ value: '192.0.2.10' }]));
     c.server.create(httpRoute('shop', [`shop.${ZONE}`, `cart.${ZONE}`], { gateway: 'gw' }));
     c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
-    await until('both route hosts', async () => (await has(c, `shop.${ZONE}`, 'A 192.0.2.10')()) && (await has(c, `cart.${ZONE}`, 'A 192.0.2.10')()));
+    await until('both route hosts', async () => (await has(dns, `shop.${ZONE}`, 'A 192.0.2.10')()) && (await has(dns, `cart.${ZONE}`, 'A 192.0.2.10')()));
   });
 });
 
 test('a load-balanced wildcard listener is served as *.x → klb.x → geo → leaf, answered in one response', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     const wildcard = `*.apps.${ZONE}`;
     c.server.create(gateway('gw', [{ name: 'http', hostname: wildcard }], [{ value: '192.0.2.10' }]));
     c.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } }));
-    await until('the wildcard', has(c, wildcard, 'A 192.0.2.10'));
-    const answer = await askCorefile(c, `shop.apps.${ZONE}`);
+    await until('the wildcard', has(dns, wildcard, 'A 192.0.2.10'));
+    const answer = await answerOf(dns, `shop.apps.${ZONE}`, 'A');
     const klb = `klb.apps.${ZONE}`;
     assert.equal(answer.slice(0, 2), [`shop.apps.${ZONE} CNAME ${klb}`, `${klb} CNAME geo-eu.${klb}`]);
     assert.match(answer[2] ?? '', new RegExp(`^geo-eu\\.${klb.replaceAll('.', '\\.')} CNAME [0-9a-f]{12}\\.${klb.replaceAll('.', '\\.')}$`));
     assert.match(answer[3] ?? '', / A 192\.0\.2\.10$/);
     assert.is(answer.length, 4);
-    assert.equal((await askCorefile(c, klb)).at(-1)?.endsWith(' A 192.0.2.10'), true, 'an intermediate name answers too');
+    assert.equal((await answerOf(dns, klb, 'A')).at(-1)?.endsWith(' A 192.0.2.10'), true, 'an intermediate name answers too');
+  });
+});
+
+const eight = Array.from({ length: 8 }, (_, i) => ({ value: `192.0.2.${i + 1}` }));
+const LB = { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } };
+
+/** host → klb → geo → leaf CNAMEs, then the leaf's addresses: the whole chain, each record once. */
+function assertChainOnce(answer: readonly string[], host: string, addresses: readonly string[]): void {
+  const klb = `klb.${host.replace(/^\*\./, '')}`;
+  assert.equal(answer.slice(0, 2), [`${host} CNAME ${klb}`, `${klb} CNAME geo-eu.${klb}`]);
+  const leaf = /^geo-eu\.\S+ CNAME (\S+)$/.exec(answer[2] ?? '')?.[1];
+  assert.ok(leaf?.endsWith(`.${klb}`), `the third record is the geo's CNAME to a leaf: ${answer[2]}`);
+  assert.equal(answer.slice(3).sort(), addresses.map((ip) => `${leaf} A ${ip}`).sort());
+  assert.is(new Set(answer).size, answer.length, 'no record twice');
+}
+
+test('a load-balanced Gateway of 8 addresses answers A with the chain and each address once', async () => {
+  await withGatewayMonitor(async ({ c, dns }) => {
+    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], eight));
+    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await until('all 8 addresses', async () => (await served(dns, APP)).length === 8);
+    const reply = await query(dns, APP, 'A');
+    assert.is(reply.rcode, 'NOERROR');
+    assertChainOnce(reply.answers.map((a) => a.replace(/^(\S+) \d+ /, '$1 ')), APP, eight.map((a) => a.value));
+  });
+});
+
+test('a load-balanced wildcard host answers a name under it with the chain and each address once', async () => {
+  await withGatewayMonitor(async ({ c, dns }) => {
+    c.server.create(gateway('gw', [{ name: 'http', hostname: `*.shop.${ZONE}` }], eight));
+    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await until('all 8 addresses', async () => (await served(dns, `x.shop.${ZONE}`)).length === 8);
+    const answer = await answerOf(dns, `x.shop.${ZONE}`, 'A');
+    assertChainOnce([answer[0]?.replace(/^x\./, '*.') ?? '', ...answer.slice(1)], `*.shop.${ZONE}`, eight.map((a) => a.value));
+  });
+});
+
+test('16 addresses at the end of a load-balanced chain fit one UDP answer at EDNS 1232', async () => {
+  await withGatewayMonitor(async ({ c, dns }) => {
+    const sixteen = Array.from({ length: 16 }, (_, i) => ({ value: `198.51.100.${i + 1}` }));
+    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], sixteen));
+    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await until('all 16 addresses', async () => (await served(dns, APP)).length === 16);
+    const reply = await query(dns, APP, 'A');
+    assert.not.ok(reply.truncated);
+    assert.ok(reply.bytes <= 1232, `${reply.bytes} bytes`);
+    assert.is(reply.answers.length, 3 + 16);
+  });
+});
+
+test('an IPv6-only Gateway answers AAAA through the chain and A with no address', async () => {
+  await withGatewayMonitor(async ({ c, dns }) => {
+    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '2001:db8::7' }]));
+    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await until('the IPv6 address', has(dns, APP, 'AAAA 2001:db8::7'));
+    const aaaa = await answerOf(dns, APP, 'AAAA');
+    assert.is(aaaa.length, 4);
+    assert.match(aaaa[3] ?? '', / AAAA 2001:db8::7$/);
+    const a = await query(dns, APP, 'A');
+    assert.is(a.rcode, 'NOERROR');
+    assert.equal(a.answers.filter((rr) => / A /.test(rr)), []);
+  });
+});
+
+test('other query types on served names are answered by lbdns, never forwarded', async () => {
+  await withGatewayMonitor(async ({ c, dns, upstream }) => {
+    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    c.server.create(gateway('simple', [{ name: 'http', hostname: `simple.${ZONE}` }], [{ value: '192.0.2.20' }]));
+    c.server.create(dnsPolicy('simple', { gateway: 'simple' }));
+    await until('both hosts', async () => (await has(dns, APP, 'A 192.0.2.10')()) && (await has(dns, `simple.${ZONE}`, 'A 192.0.2.20')()));
+    upstream.resetCounts();
+    const cname = await query(dns, APP, 'CNAME');
+    assert.equal([cname.rcode, cname.answers.map((a) => a.replace(/^(\S+) \d+ /, '$1 '))], ['NOERROR', [`${APP} CNAME klb.${APP}`]]);
+    const txt = await query(dns, APP, 'TXT');
+    assert.is(txt.rcode, 'NOERROR');
+    assert.is(txt.answers[0]?.replace(/^(\S+) \d+ /, '$1 '), `${APP} CNAME klb.${APP}`);
+    for (const type of ['MX', 'TXT', 'SRV'] as const) {
+      const reply = await query(dns, `simple.${ZONE}`, type);
+      assert.equal([type, reply.rcode, reply.answers], [type, 'NOERROR', []]);
+    }
+    assert.is(upstream.queries(), 0, 'nothing was forwarded');
+  });
+});
+
+test('a Hostname address is a CNAME that CoreDNS chases through its upstream', async () => {
+  await withGatewayMonitor(async ({ c, dns, upstream }) => {
+    upstream.set('lb-1.elb.example.org', { A: ['198.51.100.7'] });
+    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ type: 'Hostname', value: 'lb-1.elb.example.org' }]));
+    c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await until('the chased address', has(dns, APP, 'A 198.51.100.7'));
+    assert.equal(await answerOf(dns, APP, 'A'), [`${APP} CNAME lb-1.elb.example.org`, 'lb-1.elb.example.org A 198.51.100.7']);
   });
 });
 
@@ -121,55 +248,52 @@ function seedGeoAndWeights(c: ClusterFixture): void {
 }
 
 test('load-balanced with two geos and two weights: the default geo answers with both weighted targets, first address by weight', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     seedGeoAndWeights(c);
-    await until('the EU addresses', async () => (await served(c, APP)).length === 2);
-    assert.equal(await served(c, APP), ['A 192.0.2.1', 'A 192.0.2.2']);
+    await until('the EU addresses', async () => (await served(dns, APP)).length === 2);
+    assert.equal(await served(dns, APP), ['A 192.0.2.1', 'A 192.0.2.2']);
+    // loadbalance re-reads its weight file at the reload interval (2 s).
+    await sleep(2500);
     const weights = await readFile(join(c.dir, 'Corefile.weights'), 'utf8');
     assert.match(weights, new RegExp(`\\ngeo-eu\\.klb\\.app\\.gw\\.example\\.net\\.\\n192\\.0\\.2\\.1 200\\n192\\.0\\.2\\.2 50\\n`));
-    const server = await startCorefileServer(await readFile(c.out, 'utf8'));
-    try {
-      let first = 0;
-      for (let i = 0; i < 100; i++) {
-        const answer = await ask(server, APP, 'A');
-        assert.equal(answer.slice(0, 2), [`${APP} CNAME klb.${APP}`, `klb.${APP} CNAME geo-eu.klb.${APP}`]);
-        if (answer[2] === `geo-eu.klb.${APP} A 192.0.2.1`) first++;
-      }
-      assert.ok(first > 65 && first < 95, `weight 200 of 250 came first ${first} times in 100`);
-    } finally {
-      await server.close();
+    let first = 0;
+    for (let i = 0; i < 100; i++) {
+      const answer = await answerOf(dns, APP, 'A');
+      assert.equal(answer.slice(0, 2), [`${APP} CNAME klb.${APP}`, `klb.${APP} CNAME geo-eu.klb.${APP}`]);
+      if (answer[2] === `geo-eu.klb.${APP} A 192.0.2.1`) first++;
     }
+    assert.ok(first > 65 && first < 95, `weight 200 of 250 came first ${first} times in 100`);
   });
 });
 
 test('--geo-code picks that geo of a load-balanced name', async () => {
   await withGatewayMonitor(
-    async (c) => {
+    async ({ c, dns }) => {
       seedGeoAndWeights(c);
-      await until('the NA address', has(c, APP, 'A 198.51.100.1'));
-      assert.equal(await served(c, APP), ['A 198.51.100.1']);
-      assert.equal((await askCorefile(c, APP)).slice(0, 2), [`${APP} CNAME klb.${APP}`, `klb.${APP} CNAME geo-na.klb.${APP}`]);
+      await until('the NA address', has(dns, APP, 'A 198.51.100.1'));
+      assert.equal(await served(dns, APP), ['A 198.51.100.1']);
+      assert.equal((await answerOf(dns, APP, 'A')).slice(0, 2), [`${APP} CNAME klb.${APP}`, `klb.${APP} CNAME geo-na.klb.${APP}`]);
     },
     { geoCode: 'GEO-NA' },
   );
 });
 
 test('a Kuadrant DNSRecord labelled with a gateway zone is served, one without the label is not', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     c.server.create(kuadrantRecord('kuadrant', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.5'] }, { dnsName: `www.${ZONE}`, recordType: 'CNAME', targets: [APP] }]));
     const unlabelled = kuadrantRecord('other', `other.${ZONE}`, [{ dnsName: `other.${ZONE}`, recordType: 'A', targets: ['203.0.113.6'] }]);
     c.server.create({ ...unlabelled, metadata: { name: 'other', namespace: NS } });
-    await until('the record', has(c, APP, 'A 203.0.113.5'));
-    await until('the CNAME', has(c, `www.${ZONE}`, 'A 203.0.113.5'));
-    assert.equal(await askCorefile(c, `www.${ZONE}`), [`www.${ZONE} CNAME ${APP}`, `${APP} A 203.0.113.5`]);
-    assert.not.ok((await readAnswers(c.out))?.names.has(`other.${ZONE}`));
+    await until('the record', has(dns, APP, 'A 203.0.113.5'));
+    await until('the CNAME', has(dns, `www.${ZONE}`, 'A 203.0.113.5'));
+    assert.equal(await answerOf(dns, `www.${ZONE}`, 'A'), [`www.${ZONE} CNAME ${APP}`, `${APP} A 203.0.113.5`]);
+    assert.equal(await served(dns, `other.${ZONE}`), []);
   });
 });
 
 test('names outside the zones, under api-int and claimed by an older owner are refused, logged once and counted', async () => {
-  await withGatewayMonitor(async (c, m) => {
+  await withGatewayMonitor(async ({ c, m, dns }) => {
     c.server.create(kuadrantRecord('first', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.5'] }]));
-    await until('the first owner', has(c, APP, 'A 203.0.113.5'));
+    await until('the first owner', has(dns, APP, 'A 203.0.113.5'));
     await sleep(1100);
     c.server.create(kuadrantRecord('thief', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.66'] }], { namespace: 'tenant' }));
     c.server.create(kuadrantRecord('wide', 'www.example.org', [{ dnsName: 'www.example.org', recordType: 'A', targets: ['203.0.113.7'] }]));
@@ -177,40 +301,37 @@ test('names outside the zones, under api-int and claimed by an older owner are r
     c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
     c.server.create(gateway('gw2', [{ name: 'http', hostname: `late.${ZONE}` }], [{ value: '192.0.2.12' }]));
     c.server.create(dnsPolicy('dns2', { gateway: 'gw2' }));
-    await until('a later change served', has(c, `late.${ZONE}`, 'A 192.0.2.12'));
+    await until('a later change served', has(dns, `late.${ZONE}`, 'A 192.0.2.12'));
     const refusals = m.logs().filter((l) => l.msg === 'gateway name refused; not served');
     const reasons = refusals.map((l) => `${String(l.name)} ${String(l.reason)}`).sort();
     assert.equal(reasons, [`${APP} other-owner`, 'www.example.org outside-zones', `x.api-int.${DOMAIN} outside-zones`]);
-    assert.equal(await served(c, APP), ['A 203.0.113.5']);
+    assert.equal(await served(dns, APP), ['A 203.0.113.5']);
     const metrics = await (await fetch(`http://${m.health}/metrics`)).text();
     assert.match(metrics, /lbdns_names_refused_total\{source="dnsrecord.kuadrant.io",reason="other-owner"\} 1/);
     assert.match(metrics, /lbdns_names_refused_total\{source="dnsrecord.kuadrant.io",reason="outside-zones"\} 1/);
   });
 });
 
-test('a name of the cluster inside a gateway zone is refused', async () => {
+test('a gateway zone that holds the cluster domain is refused before anything is written', async () => {
   const cluster = await startGatewayCluster();
-  let monitor: RunningMonitor | undefined;
   try {
-    monitor = await startMonitor(cluster, { flags: { gatewayZones: [DOMAIN], upstreams: ['127.0.0.1'] } });
-    cluster.server.create(kuadrantRecord('k', `x.api-int.${DOMAIN}`, [{ dnsName: `x.api-int.${DOMAIN}`, recordType: 'A', targets: ['203.0.113.9'] }, { dnsName: `*.${DOMAIN}`, recordType: 'A', targets: ['203.0.113.9'] }, { dnsName: `ok.${DOMAIN}`, recordType: 'A', targets: ['203.0.113.9'] }], { zone: DOMAIN }));
-    await until('the allowed name', has(cluster, `ok.${DOMAIN}`, 'A 203.0.113.9'));
-    const reasons = monitor.logs().filter((l) => l.msg === 'gateway name refused; not served').map((l) => `${String(l.name)} ${String(l.reason)}`).sort();
-    assert.equal(reasons, [`*.${DOMAIN} cluster-name`, `x.api-int.${DOMAIN} cluster-name`]);
-    assert.is(await monitor.stop(), 0);
+    const monitor = await startMonitor(cluster, { flags: { gatewayZones: ['example.com'], upstreams: ['127.0.0.1'] } });
+    const error = await monitor.exited.then(String, (err: Error) => err);
+    assert.instance(error, ValidationError);
+    assert.match((error as Error).message, /--gateway-zone: "example\.com" is or contains the cluster domain/);
+    assert.is(await stat(cluster.out).then(() => 'written', () => 'absent'), 'absent');
   } finally {
-    await monitor?.stop();
     await cluster.close();
   }
 });
 
 test('a deleted DNSPolicy takes its names with it', async () => {
-  await withGatewayMonitor(async (c) => {
+  await withGatewayMonitor(async ({ c, dns }) => {
     c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
     c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
-    await until('the name', has(c, APP, 'A 192.0.2.10'));
+    await until('the name', has(dns, APP, 'A 192.0.2.10'));
     c.server.delete({ resource: 'dnspolicies', namespace: NS, name: 'dns' });
-    await until('the name gone', gone(c, APP));
+    await until('the name gone', gone(dns, APP));
   });
 });
 

@@ -15,7 +15,6 @@ import { KeptOrder } from '../lib/resolve/kept-order.js';
 import { nameGuard } from '../lib/resolve/name-guard.js';
 import { buildRecordSet } from '../lib/resolve/record-set.js';
 import { countByKind } from '../lib/resolve/source-kind.js';
-import { templateBlocks } from '../lib/render/template-blocks.js';
 import { GatewayInputs } from '../lib/sources/gateway-sources.js';
 import { dnsPolicy, gateway, ZONE } from './support/gateway-fixture.js';
 
@@ -167,15 +166,6 @@ test("a record set's totals are its names counted by source kind and its address
   assert.equal(Object.fromEntries(buildRecordSet(specWith(ownersAfter(inputs)), new Map(), { previous }).totals.names), { lb: 3, dnspolicy: 2 }, 'g1 without addresses has no names');
 });
 
-test('a group of names that loses a member is rendered anew without it', () => {
-  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
-  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' })]);
-  inputs.set('gateways', [gateway('g1', [0, 1, 2].map((l) => ({ name: `l${l}`, hostname: `h${l}.g1.${ZONE}` })), [{ value: '192.0.2.1' }])]);
-  const { names } = buildRecordSet(specWith(ownersAfter(inputs)), new Map()).recordSet;
-  const group = (ns: typeof names) => templateBlocks(ns, 60).find((b) => b.match.includes('g1'));
-  assert.match(group(names)?.match ?? '', 'h2');
-  assert.not.match(group(names.filter((n) => n.name !== `h2.g1.${ZONE}`))?.match ?? '', 'h2');
-});
 
 /** Accepted names as acceptGatewayNames gives them: version n+1 names what changed since n. */
 function acceptedSteps() {
@@ -202,7 +192,6 @@ const lbOwner = (source: string, created: string, endpoints: readonly Partial<Ga
   zone: ZONE,
   endpoints: endpoints.map((e) => ({ recordType: 'CNAME', targets: [], ttl: 60, setIdentifier: '', ...e }) as GatewayEndpoint),
 });
-
 test('each step of changing owners and resolutions gives the records computing from nothing gives', () => {
   const host = `api.${ZONE}`;
   const chain = (leafTarget: string, eu: string) =>
@@ -251,52 +240,6 @@ test('a CNAME chain to an external name follows its new resolution with the same
   const book = new GatewayRecordBook(undefined);
   assert.equal(book.build(accepted, resolved('198.51.100.1'), () => undefined).names[0]?.v4, ['198.51.100.1']);
   assert.equal(book.build(accepted, resolved('198.51.100.2'), () => undefined).names[0]?.v4, ['198.51.100.2']);
-});
-
-test("a change of a few names' answers is laid out in blocks as from nothing, a block filling past 1,000 names and emptying again", () => {
-  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
-  const listeners = (g: string, n: number) => Array.from({ length: n }, (_, l) => ({ name: `l${l}`, hostname: `h${l}.${g}.${ZONE}` }));
-  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' }), dnsPolicy('p2', { gateway: 'g2' })]);
-  const g1 = gateway('g1', listeners('g1', 1000), [{ value: '192.0.2.1' }]);
-  const names = (ip: string) => {
-    inputs.set('gateways', [g1, gateway('g2', listeners('g2', 3), [{ value: ip }])]);
-    return buildRecordSet(specWith(ownersAfter(inputs)), new Map()).recordSet.names;
-  };
-  const laidOut = (ns: readonly NameRecord[]) => templateBlocks(ns, 60).map((b) => `${b.match} ${b.a.join(' ')}`);
-  // Laid out for another cluster TTL first: nothing is kept.
-  const fresh = (ns: readonly NameRecord[]) => {
-    templateBlocks(ns, 61);
-    return laidOut(ns);
-  };
-  laidOut(names('192.0.2.2'));
-  for (const ip of ['192.0.2.1', '192.0.2.3']) {
-    const next = names(ip);
-    assert.equal(laidOut(next), fresh(next), ip);
-  }
-  assert.is(laidOut(names('192.0.2.1')).length, 5, "g2's hosts join g1's: 1,003 names in two blocks, and a block for each of the three LB names");
-});
-
-test('a record set with a name more is laid out in blocks as from nothing, keeping what the other names had', () => {
-  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
-  inputs.set('dnspolicies', [dnsPolicy('p1', { gateway: 'g1' }), dnsPolicy('p2', { gateway: 'g2' })]);
-  const listeners = (g: string, n: number) => Array.from({ length: n }, (_, l) => ({ name: `l${l}`, hostname: `h${l}.${g}.${ZONE}` }));
-  const g2 = gateway('g2', listeners('g2', 3), [{ value: '192.0.2.2' }]);
-  const laidOut = (ns: readonly NameRecord[], ttl = 60) => templateBlocks(ns, ttl).map((b) => `${b.match} ${b.a.join(' ')}`);
-  // g1 gains a host and moves to g2's address at once (one block for both), then loses two and moves away; g2 stays as it was.
-  for (const [hosts, ip] of [[3, '192.0.2.1'], [4, '192.0.2.2'], [2, '192.0.2.6']] as const) {
-    inputs.set('gateways', [gateway('g1', listeners('g1', hosts), [{ value: ip }]), g2]);
-    const { names } = buildRecordSet(specWith(ownersAfter(inputs)), new Map()).recordSet;
-    const got = laidOut(names);
-    laidOut(names, 61);
-    assert.equal(got, laidOut(names), `${hosts} hosts`);
-  }
-});
-
-test('the same names laid out for another cluster TTL answer with that TTL', () => {
-  const { names } = buildRecordSet(specWith([]), new Map()).recordSet;
-  const ttls = (ttl: number) => templateBlocks(names, ttl).flatMap((b) => b.a.map((r) => / (\d+) IN /.exec(r)?.[1]));
-  assert.equal([...new Set(ttls(60))], ['60']);
-  assert.equal([...new Set(ttls(61))], ['61']);
 });
 
 test('kept order: replacing items keeps their places without sorting; a new key sorts; no change gives the same array', () => {

@@ -126,7 +126,7 @@ test('the args check refuses values lbdns would refuse: role, wait timeout, list
   throwsWith(() => parseArgs(withArg(MONITOR_ARGS, '--metrics-addr', '--metrics-addr=18082')), ConfigError, /^--metrics-addr "18082": not HOST:PORT/);
   throwsWith(() => parseArgs(withArg(UPDATE_ARGS, '--fields', '--fields=api,dns')), ValidationError, /^--fields: "dns" is not a list lbdns owns/);
   throwsWith(() => parseArgs([...RENDER_ARGS, '--ingress-service=router-default']), ValidationError, /^--ingress-service: "router-default" is not NAMESPACE\/NAME/);
-  throwsWith(() => parseArgs([...RENDER_ARGS, '--upstream=127.0.0.1:53']), ValidationError, /^--upstream: "127\.0\.0\.1:53" is not a valid IP address/);
+  throwsWith(() => parseArgs([...RENDER_ARGS, '--upstream=dns.example.net:53']), ValidationError, /^--upstream: "dns\.example\.net:53" is not IP or IP:PORT/);
 });
 
 test('a bad flag value fails the command at once, before it reads a file or the cluster', async () => {

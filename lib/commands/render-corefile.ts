@@ -6,6 +6,9 @@ import { emitCorefile, keepCorefile, loadTemplate } from '../sinks/corefile-outp
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce, type OneShotState } from './one-shot.js';
+import { renderZones } from '../render/zone-file.js';
+import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
+import { writeZoneFiles, zoneFilePaths } from '../sinks/zone-file-output.js';
 
 const IF_UNREACHABLE = ['fail', 'keep'] as const;
 type IfUnreachable = (typeof IF_UNREACHABLE)[number];
@@ -52,8 +55,16 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
   }
   const state = gathered;
   const template = await loadTemplate(state.raw.template);
-  const text = renderCorefile(state.recordSet, template.text, template.source);
-  const emitted = await emitCorefile(text, state.raw.out, opts.diff, opts.io.stdout);
+  const out = state.raw.out;
+  const gateway = state.spec.gateway && out !== undefined && out !== '-' ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, state.spec.gateway.zones) } : undefined;
+  const recordSet = gateway ? { ...state.recordSet, ...gateway } : state.recordSet;
+  const text = renderCorefile(recordSet, template.text, template.source);
+  if (gateway && !opts.diff) {
+    // Before the Corefile that names them: CoreDNS must find each one whole.
+    await writeWeightFile(gateway.weightFile, recordSet.weights ?? []);
+    await writeZoneFiles(recordSet, renderZones(recordSet));
+  }
+  const emitted = await emitCorefile(text, out, opts.diff, opts.io.stdout);
   if (emitted.kind === 'file') log.info(emitted.written ? 'Corefile written' : 'Corefile unchanged', { path: emitted.path });
   return EXIT.ok;
 }

@@ -18,6 +18,8 @@ import { whyNotServed } from '../resolve/record-set.js';
 import { renderCorefile } from '../render/corefile.js';
 import { loadTemplate } from '../sinks/corefile-output.js';
 import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
+import { writeZoneFiles, zoneFilePaths } from '../sinks/zone-file-output.js';
+import { renderZones } from '../render/zone-file.js';
 import { watchFile } from '../inputs/watch-file.js';
 import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
@@ -122,16 +124,18 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   if (opts.dnsmasqOut !== undefined) checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
   const template = await loadTemplate(ctx.raw.template);
   const events = podEventSink(ctx.kc, log);
-  const weightFile = ctx.spec.gateway ? weightFilePath(out) : undefined;
+  const gatewayFiles = ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined;
 
   let lastSet: RecordSet | undefined;
   const writeRetry = new Backoff(() => monitor.schedule(), WRITE_RETRY);
   const sink = async (state: DesiredState): Promise<void> => {
     writeRetry.cancel();
-    const recordSet = weightFile ? { ...state.recordSet, weightFile } : state.recordSet;
+    const recordSet = gatewayFiles ? { ...state.recordSet, ...gatewayFiles } : state.recordSet;
     let text: string;
+    let zones: ReadonlyMap<string, string>;
     try {
       text = renderCorefile(recordSet, template.text, template.source);
+      zones = renderZones(recordSet);
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });
       metrics.corefileOutOfDate.set(1);
@@ -145,8 +149,12 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     // writeFileAtomic compares with the bytes on disk, so a file changed behind lbdns's back is
     // put right at the next computation, and an unchanged one is not touched.
     let written: boolean;
+    let zonesWritten = false;
     try {
-      if (weightFile) await writeWeightFile(weightFile, recordSet.weights ?? []);
+      if (gatewayFiles) {
+        await writeWeightFile(gatewayFiles.weightFile, recordSet.weights ?? []);
+        zonesWritten = (await writeZoneFiles(recordSet, zones)).some((w) => w.written);
+      }
       ({ written } = await writeFileAtomic(out, text));
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });
@@ -166,10 +174,11 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     }
     writeRetry.succeeded();
     metrics.corefileOutOfDate.set(0);
-    metrics.renders.inc({ result: written ? 'written' : 'unchanged' });
-    if (written) {
+    metrics.renders.inc({ result: written || zonesWritten ? 'written' : 'unchanged' });
+    if (written || zonesWritten) {
       metrics.lastChange.set(Date.now() / 1000);
-      log.info('Corefile written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: whyNotServed(state.spec, state.empty) });
+      // A change of Gateway addresses alone rewrites zone files only: CoreDNS is not reloaded.
+      log.info(written ? 'Corefile written' : 'Gateway zone files written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: whyNotServed(state.spec, state.empty) });
     }
     lastSet = state.recordSet;
     withheld = state.withheld;

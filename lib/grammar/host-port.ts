@@ -29,6 +29,14 @@ export interface HostPortRules {
 
 export const DNS_PORT = 53;
 
+/** A port from 1 to 65535 written as digits, as a flag or a config file gives it. */
+export function validatePort(field: string, value: unknown): number {
+  const text = typeof value === 'number' ? String(value) : value;
+  const port = typeof text === 'string' ? parsePort(text, 1) : null;
+  if (port === null || port === undefined) throw new ValidationError(field, value, 'is not a port from 1 to 65535');
+  return port;
+}
+
 function parsePort(text: string | undefined, minPort: number): number | undefined | null {
   if (text === undefined) return undefined;
   if (!/^[0-9]{1,5}$/.test(text)) return null;
@@ -82,14 +90,14 @@ export function dnsServerAddress(text: string): string | null {
  * `--listen [ADDR]:PORT`: where the Corefile's server block answers. ADDR, when given, is an IP
  * (the `bind` plugin takes no name); the health and ready ports are taken.
  */
-export function validateListen(field: string, value: unknown): ListenSettings {
+export function validateListen(field: string, value: unknown, taken: { readonly health: number; readonly ready: number } = { health: DEFAULTS.healthPort, ready: DEFAULTS.readyPort }): ListenSettings {
   if (typeof value !== 'string') throw new ValidationError(field, value, 'is not a string');
   const text = value;
   const address = parseHostPort(text, { emptyHost: true, portRequired: true });
   if (address === null || address.port === undefined) {
     throw new ValidationError(field, value, 'is not [ADDR]:PORT', 'e.g. :53 (every address), :5353, 127.0.0.1:5353 or [::1]:5353');
   }
-  for (const [what, port] of [['health', DEFAULTS.healthPort], ['ready', DEFAULTS.readyPort]] as const) {
+  for (const [what, port] of [['health', taken.health], ['ready', taken.ready]] as const) {
     if (address.port === port) throw new ValidationError(field, value, `uses port ${port}, which CoreDNS's ${what} endpoint listens on`, 'choose another port');
   }
   return address.host === '' ? { port: address.port } : { address: address.host, port: address.port };

@@ -22,6 +22,9 @@ export interface RawConfig {
   out?: string;
   /** `[ADDR]:PORT` of the Corefile's server block. */
   listen?: string;
+  /** Ports of CoreDNS's /health and /ready endpoints. */
+  healthPort?: number | string;
+  readyPort?: number | string;
   ttl?: number | string;
   reload?: { interval?: number | string; jitter?: number | string };
   /** Zones Gateway DNS serves names in (--gateway-zone). */
@@ -43,6 +46,8 @@ const SHAPE: Shape = {
   template: 'path',
   out: 'path',
   listen: 'string',
+  healthPort: 'scalar',
+  readyPort: 'scalar',
   ttl: 'scalar',
   reload: { interval: 'scalar', jitter: 'scalar' },
   gatewayZones: 'strings',

@@ -2,7 +2,7 @@ import type { RawConfig } from './config.js';
 import { ValidationError } from '../errors.js';
 import { DEFAULTS, LIMITS, ROLES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type GatewaySpec, type LbName, type NodeEntry, type Role } from '../model.js';
 import { sortUniqueIps } from '../grammar/ip.js';
-import { validateListen } from '../grammar/host-port.js';
+import { DNS_PORT, joinHostPort, parseHostPort, validateListen, validatePort } from '../grammar/host-port.js';
 import {
   assertAtMost,
   assertUnique,
@@ -59,9 +59,18 @@ function validateNodes(nodes: Record<string, readonly string[]>, domain: string)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** Upstreams given explicitly are the admin's choice: validated, not filtered like resolv.conf's. */
+/**
+ * Upstreams given explicitly are the admin's choice: validated, not filtered like resolv.conf's.
+ * `IP:PORT` reaches a resolver on another port (a node-local one), as CoreDNS's forward allows.
+ */
 export function validateUpstreams(field: string, values: readonly string[]): string[] {
-  const ips = values.map((v) => validateIp(field, v));
+  const ips = values.map((v) => {
+    const address = parseHostPort(v);
+    if (address === null || !address.isIp) {
+      throw new ValidationError(field, v, 'is not IP or IP:PORT', 'e.g. 10.0.0.2, 10.0.0.2:5353 or [fd00::2]:5353 (no host names, no leading zeros)');
+    }
+    return address.port === undefined || address.port === DNS_PORT ? address.host : joinHostPort(address.host, address.port);
+  });
   assertUnique(field, ips);
   if (ips.length > LIMITS.maxUpstreams) {
     throw new ValidationError(field, ips.length, `entries exceed CoreDNS forward's limit of ${LIMITS.maxUpstreams}`);
@@ -103,14 +112,36 @@ export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): Cl
     nodes: validateNodes(raw.nodes ?? {}, domain),
     upstreams,
     ttl: validateTtl('--ttl', raw.ttl ?? DEFAULTS.ttl),
-    ...(raw.listen === undefined ? {} : { listen: validateListen('--listen', raw.listen) }),
+    ...listenOf(raw),
     reload: validateReload(raw.reload?.interval ?? DEFAULTS.reload.intervalSeconds, raw.reload?.jitter ?? DEFAULTS.reload.jitterSeconds),
-    ...gatewayOf(raw),
+    ...gatewayOf(raw, domain),
   };
 }
 
-function gatewayOf(raw: RawConfig): { gateway?: GatewaySpec } {
+/** The server block's address and the health and ready ports: three different ports. */
+function listenOf(raw: RawConfig): Pick<ClusterSpec, 'listen' | 'healthPort' | 'readyPort'> {
+  const health = raw.healthPort === undefined ? DEFAULTS.healthPort : validatePort('--health-port', raw.healthPort);
+  const ready = raw.readyPort === undefined ? DEFAULTS.readyPort : validatePort('--ready-port', raw.readyPort);
+  if (health === ready) throw new ValidationError('--ready-port', raw.readyPort ?? ready, `is the health port too`, 'give /health and /ready different ports');
+  return {
+    ...(raw.listen === undefined ? {} : { listen: validateListen('--listen', raw.listen, { health, ready }) }),
+    ...(raw.healthPort === undefined ? {} : { healthPort: health }),
+    ...(raw.readyPort === undefined ? {} : { readyPort: ready }),
+  };
+}
+
+/**
+ * A Gateway zone gets a CoreDNS server block of its own, which takes every query under it: a
+ * zone holding the cluster's domain, its api names or `*.apps` would take theirs away.
+ */
+function gatewayOf(raw: RawConfig, domain: string): { gateway?: GatewaySpec } {
   const gateway = validateGatewayFlags(raw.gatewayZones, raw.geoCode);
+  for (const zone of gateway?.zones ?? []) {
+    const covered = [domain, `api.${domain}`, `api-int.${domain}`, `apps.${domain}`].find((name) => zone === name || (name === domain ? domain.endsWith(`.${zone}`) : zone.endsWith(`.${name}`)));
+    if (covered !== undefined) {
+      throw new ValidationError('--gateway-zone', zone, `${covered === domain ? 'is or contains the cluster domain' : `is or lies under ${covered}`}, whose names CoreDNS would then send to the Gateway zone's server block`, `serve Gateway names from a zone of their own, e.g. gw.${domain} or another domain`);
+    }
+  }
   return gateway ? { gateway } : {};
 }
 

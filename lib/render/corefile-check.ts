@@ -353,7 +353,32 @@ function checkLoadbalance(d: Directive): void {
   }
 }
 
-const CHECKS: Record<string, (d: Directive) => void> = {
+/**
+ * file DBFILE [ZONES…] { reload DURATION; fallthrough [ZONES…] }, as CoreDNS's file setup parses
+ * it. A zone it names must be one of the block's: a query outside them never reaches it.
+ */
+function checkFile(d: Directive, block: ServerBlockHead): void {
+  const fail = (msg: string): never => {
+    throw new RenderError(`Corefile line ${d.line}: file: ${msg}`);
+  };
+  const [file, ...zones] = d.args.map((t) => t.text);
+  if (file === undefined) fail('needs the zone file');
+  if (!PATH.test(file as string)) fail(`zone file "${file}" is not a plain path`);
+  const blockZones = block.keys.map((k) => k.replace(/:[0-9]+$/, '').replace(/\.$/, ''));
+  for (const zone of zones) {
+    const bare = zone.replace(/\.$/, '');
+    if (!NAME.test(bare) || !blockZones.some((b) => b === '' || bare === b || bare.endsWith(`.${b}`))) fail(`zone "${zone}" is not within the server block's zones`);
+  }
+  for (const line of d.block ?? []) {
+    const [key, value, ...more] = line;
+    if (key?.text === 'fallthrough') continue;
+    if (key?.text !== 'reload' || value === undefined || more.length > 0) fail(`unexpected "${line.map((t) => t.text).join(' ')}" in the block: only "reload DURATION" and "fallthrough"`);
+    if (parseGoDuration((value as Token).text) === null) fail(`reload "${(value as Token).text}" is not a Go duration`);
+  }
+}
+
+const CHECKS: Record<string, (d: Directive, block: ServerBlockHead) => void> = {
+  file: checkFile,
   loadbalance: checkLoadbalance,
   template: checkTemplate,
   hosts: checkHosts,
@@ -428,7 +453,7 @@ function checkDirective(block: ServerBlockHead, d: Directive, seen: Map<string, 
     throw new RenderError(`Corefile line ${d.line}: a second ${quote(d.name)} in the server block ${quote(block.keys.join(' '))} (the first is on line ${first}): ${once}; keep one, holding the settings of both`);
   }
   if (first === undefined) seen.set(d.name, d.line);
-  CHECKS[d.name]?.(d);
+  CHECKS[d.name]?.(d, block);
 }
 
 /**

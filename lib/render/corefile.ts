@@ -4,6 +4,7 @@ import { checkCorefile } from './corefile-check.js';
 import { RenderError } from '../errors.js';
 import type { RecordSet } from '../model.js';
 import { templateBlocks, type TemplateBlock } from './template-blocks.js';
+import { splitByZone } from './zone-file.js';
 
 /*
  * autoEscape off: eta's HTML escaping would mangle a Corefile; values are validated instead.
@@ -89,8 +90,20 @@ function runtimeError(source: string, err: unknown): RenderError {
   return new RenderError(`template ${source}${line === undefined ? '' : ` line ${line}`} failed: ${cause}`);
 }
 
-/** What a template sees as `it`: the record set, and its names as CoreDNS template blocks. */
-export type CorefileData = RecordSet & { readonly templates: readonly TemplateBlock[] };
+/**
+ * What a template sees as `it`: the record set; the names outside Gateway zones as CoreDNS
+ * template blocks; and each Gateway zone with the file that serves its names.
+ */
+export type CorefileData = RecordSet & { readonly templates: readonly TemplateBlock[]; readonly zones: readonly { readonly zone: string; readonly file: string }[] };
+
+/** The Gateway zones with their files; a record set with zones must say where the files are. */
+function zonesOf(recordSet: RecordSet): CorefileData['zones'] {
+  return (recordSet.gatewayZones ?? []).map((zone) => {
+    const file = recordSet.zoneFiles?.get(zone);
+    if (file === undefined) throw new RenderError(`Gateway zone ${zone} is served from a zone file beside the Corefile: give --out FILE`);
+    return { zone, file };
+  });
+}
 
 /**
  * RecordSet → Corefile text, checked. `source` names the template in messages. Pure: the
@@ -100,7 +113,8 @@ export type CorefileData = RecordSet & { readonly templates: readonly TemplateBl
 export function renderCorefile(recordSet: RecordSet, template: string, source: string): string {
   let text: string;
   const fn = compile(template, source);
-  const data: CorefileData = { ...recordSet, templates: templateBlocks(recordSet.names, recordSet.ttl) };
+  const { rest } = splitByZone(recordSet.names, recordSet.gatewayZones ?? []);
+  const data: CorefileData = { ...recordSet, templates: templateBlocks(rest, recordSet.ttl), zones: zonesOf(recordSet) };
   try {
     // The built-in template is lbdns's own code: only an admin's template runs under the limit.
     text = source === 'builtin' ? fn.call(eta, data, {}) : withinTimeLimit(() => fn.call(eta, data, {}));

@@ -7,16 +7,19 @@ import { writeFileAtomic, type WriteResult } from './atomic-write.js';
 const WEIGHT_FILE = 'Corefile.weights';
 
 /**
- * Next to the Corefile, so the volume that carries the Corefile to CoreDNS carries it too;
- * the Corefile names it by this absolute path, which CoreDNS must see at the same place.
+ * A file the Corefile names goes next to the Corefile, so the volume that carries the Corefile
+ * to CoreDNS carries it too; the Corefile names it by this absolute path, which CoreDNS must
+ * see at the same place.
  */
-export function weightFilePath(corefile: string): string {
-  const path = join(dirname(corefile), WEIGHT_FILE);
+export function besideCorefile(corefile: string, name: string): string {
+  const path = join(dirname(corefile), name);
   if (!path.startsWith('/') || !/^[A-Za-z0-9._/-]+$/.test(path)) {
-    throw new ConfigError(`--out ${corefile}: Gateway DNS writes ${WEIGHT_FILE} beside the Corefile and names it there by its absolute path, so --out must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
+    throw new ConfigError(`--out ${corefile}: Gateway DNS writes ${name} beside the Corefile and names it there by its absolute path, so --out must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
   }
   return path;
 }
+
+export const weightFilePath = (corefile: string): string => besideCorefile(corefile, WEIGHT_FILE);
 
 /** Written before the Corefile that names it: CoreDNS refuses a loadbalance weighted file it cannot open. */
 export function writeWeightFile(path: string, blocks: readonly WeightBlock[]): Promise<WriteResult> {

@@ -1,0 +1,33 @@
+import { readFile } from 'node:fs/promises';
+import type { RecordSet } from '../model.js';
+import { formatZoneFile, nextSerial, parseZoneFile } from '../render/zone-file.js';
+import { writeFileAtomic, type WriteResult } from './atomic-write.js';
+import { besideCorefile } from './weight-file-output.js';
+
+/** Each Gateway zone's file beside the Corefile, named for the zone. */
+export function zoneFilePaths(corefile: string, zones: readonly string[]): ReadonlyMap<string, string> {
+  return new Map(zones.map((zone) => [zone, besideCorefile(corefile, `${zone}.zone`)]));
+}
+
+/**
+ * Writes a zone's file when its records differ from the file's, with the next serial; a file
+ * with the same records is left alone, so CoreDNS reloads nothing and keeps its cache.
+ */
+export async function writeZoneFile(path: string, zone: string, records: string, nowSeconds = Math.floor(Date.now() / 1000)): Promise<WriteResult> {
+  const current = await readFile(path, 'utf8').then(parseZoneFile, (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (current?.records === records) return { written: false, path };
+  return writeFileAtomic(path, formatZoneFile(zone, nextSerial(current?.serial, nowSeconds), records));
+}
+
+/** Every zone file of the record set, each whole before the Corefile that names it is written. */
+export async function writeZoneFiles(recordSet: RecordSet, zones: ReadonlyMap<string, string>): Promise<readonly WriteResult[]> {
+  const results: WriteResult[] = [];
+  for (const [zone, records] of zones) {
+    const path = recordSet.zoneFiles?.get(zone);
+    if (path !== undefined) results.push(await writeZoneFile(path, zone, records));
+  }
+  return results;
+}

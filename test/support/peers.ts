@@ -1,0 +1,102 @@
+/**
+ * The real programs the tests drive (built by `make peers` into .peers/bin), and the processes
+ * started from them: each is registered here and killed when the test process exits, whatever
+ * a test did, so no CoreDNS or kube-apiserver outlives a failed test.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { createServer } from 'node:net';
+import { createSocket } from 'node:dgram';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The path of a peer binary; a missing one fails the test that needs it (never a skip). */
+export function peerBinary(name: 'coredns' | 'kube-apiserver'): string {
+  const path = join(ROOT, '.peers', 'bin', name);
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new Error(`${path} is missing: run \`make peers\` (the tests drive the real ${name})`);
+  }
+  return path;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export interface PeerProcess {
+  readonly child: ChildProcess;
+  /** stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (or the signal's name) once the process is gone. */
+  readonly exited: Promise<number | string>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export function startPeer(binary: string, args: readonly string[], opts: { cwd?: string } = {}): PeerProcess {
+  const child = spawn(binary, args, { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) => {
+    child.on('exit', (code, signal) => {
+      running.delete(child);
+      resolve(code ?? signal ?? 'unknown');
+    });
+  });
+  return {
+    child,
+    output: () => out,
+    exited,
+    stop: async (graceMs = 5000) => {
+      if (!running.has(child)) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Waits until `ready` sees the output, or fails with the output when the process exits first or time runs out. */
+export async function waitForOutput(peer: PeerProcess, what: string, ready: (output: string) => boolean, timeoutMs: number): Promise<void> {
+  const start = Date.now();
+  let exited: number | string | undefined;
+  void peer.exited.then((code) => (exited = code));
+  while (!ready(peer.output())) {
+    if (exited !== undefined) throw new Error(`${what} exited (${exited}) before it was ready:\n${peer.output().slice(-4000)}`);
+    if (Date.now() - start > timeoutMs) {
+      await peer.stop(0);
+      throw new Error(`${what} was not ready after ${timeoutMs} ms:\n${peer.output().slice(-4000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A loopback port free for both UDP and TCP at the time of asking. */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (;;) {
+    const tcp = createServer();
+    const port = await new Promise<number>((resolve, reject) => {
+      tcp.once('error', reject);
+      tcp.listen(0, host, () => resolve((tcp.address() as { port: number }).port));
+    });
+    const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    const free = await new Promise<boolean>((resolve) => {
+      udp.once('error', () => resolve(false));
+      udp.bind(port, host, () => resolve(true));
+    });
+    await new Promise((resolve) => tcp.close(resolve));
+    if (free) {
+      await new Promise<void>((resolve) => udp.close(() => resolve()));
+      return port;
+    }
+    udp.close();
+  }
+}
