@@ -124,16 +124,17 @@ test('going back to the VIP is verified the same way', async () => {
 test('on-prem, the monitor moves api-int to the address HostedNetServices asks for once an API server answers there, and not to one where none does', async () => {
   const port = await apiServer(200, `api-int.${DOMAIN}`);
   await withOnPrem({ switches: true }, async (c) => {
-    // The kubeconfig names the cluster CA the move is checked with.
+    // The kubeconfig's CA bundle is what the move is checked with: the API server's CA and the one
+    // that signed the certificate of the server at the new address.
     const kubeconfig = parseYaml(await readFile(c.kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
-    for (const entry of kubeconfig.clusters) entry.cluster['certificate-authority-data'] = Buffer.from(ca.cert).toString('base64');
+    for (const entry of kubeconfig.clusters) entry.cluster['certificate-authority-data'] = Buffer.from(`${c.server.ca}${ca.cert}`).toString('base64');
     await writeFile(c.kubeconfig, toYaml(kubeconfig));
-    c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.1' }));
+    await c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.1' }));
     const monitor = await startMonitor(c, { apiPort: port });
     try {
       const apiInt = async () => (await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`)?.join();
       await until('api-int moved', async () => (await apiInt()) === 'A 127.0.0.1', 8000);
-      c.server.mergePatch(HNS, { spec: { dns: { apiintIpAddress: '127.0.0.2' } } });
+      await c.server.mergePatch(HNS, { spec: { dns: { apiintIpAddress: '127.0.0.2' } } });
       await until('the failed check logged', () => monitor.logs().some((l) => l.msg === 'api-int not moved: no kube-apiserver proven at the address; serving the previous one' && l.asked === '127.0.0.2'), 8000);
       assert.is(await apiInt(), 'A 127.0.0.1');
       const ready = await (await fetch(`http://${monitor.health}/readyz`)).text();

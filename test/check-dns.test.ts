@@ -432,7 +432,7 @@ test('--apps-host takes a full name under apps as well as a label', async () => 
 test('with a kubeconfig, a cluster without an external API LB: api is not checked, the rest is, and the skip is reported', async () => {
   const cluster = await startCluster();
   try {
-    cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
     admin.set(`api-int.${CLUSTER_DOMAIN}`, { A: [API_INT_IP] });
     admin.set(`probe.apps.${CLUSTER_DOMAIN}`, { A: [INGRESS_IP] });
     const r = await runLbdns(['check-dns', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--server', admin.address, '--apps-host', 'probe', '--output', 'json']);
@@ -450,7 +450,7 @@ test("with a kubeconfig, an Unmanaged ingress controller's DNSRecord is checked 
   const cluster = await startCluster();
   try {
     // A specific name: this test server has no wildcard records (a wildcard's check asks a random name under it).
-    cluster.server.create(dnsRecord('apps2', { dnsName: `router.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
+    await cluster.server.create(dnsRecord('apps2', { dnsName: `router.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
     const args = ['check-dns', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--server', admin.address, '--names', 'dnsrecords', '--output', 'json'];
     const before = await runLbdns(args);
     assert.is(before.code, 3, before.stderr);

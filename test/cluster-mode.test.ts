@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { APPS, API_INT_IP, API_IP, dnsRecord, DNSRECORD_NS, DOMAIN, INGRESS_IP, LB_CONFIG, readAnswers, startCluster, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
-import type { PolicyRule } from './support/kube-api-server.js';
+import type { RbacRule } from './support/apiserver.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 
 async function withCluster(seed: Parameters<typeof startCluster>[0], body: (c: ClusterFixture) => Promise<void>): Promise<void> {
@@ -52,7 +52,7 @@ test('--cluster with neither KUBECONFIG nor a pod service account exits 2 saying
     assert.is(r.code, 2, r.stderr);
     assert.match(r.stderr, 'no kubeconfig: pass its path (as the argument or --kubeconfig), set KUBECONFIG, or run in a pod with a service account');
     assert.not.ok(await exists(c.out));
-    assert.is(c.server.requests.length, 0, 'no request went anywhere, least of all to a default server');
+    assert.is((await c.server.requests()).length, 0, 'no request went anywhere, least of all to a default server');
   });
 });
 
@@ -70,26 +70,28 @@ test('a kubeconfig file that is not a kubeconfig exits 2 naming the file', async
 test('a kubeconfig whose server is plain http:// without insecure-skip-tls-verify exits 2 at once, saying to use https', async () => {
   await withCluster({}, async (c) => {
     const plain = join(c.dir, 'plain-http-kubeconfig');
-    await writeFile(plain, (await readFile(c.kubeconfig, 'utf8')).replace(/^.*insecure-skip-tls-verify.*\n/m, ''));
+    const https = c.server.url;
+    const http = https.replace(/^https:/, 'http:');
+    await writeFile(plain, (await readFile(c.kubeconfig, 'utf8')).replace(https, http));
     const start = Date.now();
     const r = await runLbdns(['render-corefile', '--kubeconfig', plain, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '30s']);
     const elapsed = Date.now() - start;
     assert.is(r.code, 2, r.stderr);
-    assert.match(r.stderr, `lbdns: error: kubeconfig ${plain}: cluster "test" server "${c.server.url}" is plain HTTP`);
+    assert.match(r.stderr, `lbdns: error: kubeconfig ${plain}: cluster "test" server "${http}" is plain HTTP`);
     assert.match(r.stderr, 'insecure-skip-tls-verify: true');
     assert.match(r.stderr, 'https://');
     assert.ok(elapsed < 3000, `failed after ${elapsed} ms rather than at once`);
-    assert.is(c.server.requests.length, 0);
+    assert.is((await c.server.requests()).length, 0);
     assert.not.ok(await exists(c.out));
   });
 });
 
 const INFRA = { resource: 'infrastructures', name: 'cluster' } as const;
-const platformNone = (c: ClusterFixture) => c.server.patchStatus(INFRA, { platform: 'None', platformStatus: { type: 'None', aws: null } });
+/** A cluster on platform None: no cloud LB sources. */
+const PLATFORM_NONE = { platformStatus: { type: 'None' } };
 
 test('on a platform without cluster API LB sources (None), no --api-int-lb nor --lb-config exits 2 at once naming the platform and the flags', async () => {
-  await withCluster({}, async (c) => {
-    platformNone(c);
+  await withCluster(PLATFORM_NONE, async (c) => {
     const start = Date.now();
     const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '30s']);
     const elapsed = Date.now() - start;
@@ -103,8 +105,7 @@ test('on a platform without cluster API LB sources (None), no --api-int-lb nor -
 });
 
 test('on a platform without cluster API LB sources, --api-int-lb is enough: ingress still comes from the router Service', async () => {
-  await withCluster({}, async (c) => {
-    platformNone(c);
+  await withCluster(PLATFORM_NONE, async (c) => {
     const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--api-int-lb', '10.0.9.20', '--wait-timeout', '5s']);
     assert.is(r.code, 0, r.stderr);
     const answers = await readAnswers(c.out);
@@ -116,8 +117,7 @@ test('on a platform without cluster API LB sources, --api-int-lb is enough: ingr
 });
 
 test('on a platform without cluster API LB sources, --lb-config names where the API LBs are', async () => {
-  await withCluster({}, async (c) => {
-    platformNone(c);
+  await withCluster(PLATFORM_NONE, async (c) => {
     const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--lb-config', `${LB_CONFIG.namespace}/${LB_CONFIG.name}`, '--wait-timeout', '5s']);
     assert.is(r.code, 0, r.stderr);
     assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
@@ -126,7 +126,7 @@ test('on a platform without cluster API LB sources, --lb-config names where the 
 
 test("*.apps follows the router Service, not the Infrastructure status's copy of its old IP", async () => {
   await withCluster({}, async (c) => {
-    c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { ingressLoadBalancerIPs: ['10.0.1.29'] } } } } });
+    await c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { ingressLoadBalancerIPs: ['10.0.1.29'] } } } } });
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     assert.equal((await readAnswers(c.out))?.names.get(APPS), [`A ${INGRESS_IP}`]);
@@ -135,7 +135,7 @@ test("*.apps follows the router Service, not the Infrastructure status's copy of
 
 test('api-int named by the LB config is served from it alone: a stale Infrastructure status address is not served, and the disagreement is logged once', async () => {
   await withCluster({}, async (c) => {
-    c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.9.9.9'] } } } } });
+    await c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.9.9.9'] } } } } });
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
@@ -146,8 +146,8 @@ test('api-int named by the LB config is served from it alone: a stale Infrastruc
 
 test('api-int that nothing else names is served from the Infrastructure status lists (IP-only clusters)', async () => {
   await withCluster({}, async (c) => {
-    c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.9.9.9'] } } } } });
-    c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': null } });
+    await c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.9.9.9'] } } } } });
+    await c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': null } });
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), ['A 10.9.9.9']);
@@ -157,7 +157,7 @@ test('api-int that nothing else names is served from the Infrastructure status l
 
 test('the default ingress DNSRecord for *.apps does not add to the router Service address', async () => {
   await withCluster({}, async (c) => {
-    c.server.create(dnsRecord('default-wildcard', { dnsName: `${APPS}.`, targets: ['10.0.1.99'] }));
+    await c.server.create(dnsRecord('default-wildcard', { dnsName: `${APPS}.`, targets: ['10.0.1.99'] }));
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     assert.equal((await readAnswers(c.out))?.names.get(APPS), [`A ${INGRESS_IP}`]);
@@ -166,8 +166,8 @@ test('the default ingress DNSRecord for *.apps does not add to the router Servic
 
 test('a DNSRecord outside the cluster domain or for api-int is not served, with a warning', async () => {
   await withCluster({}, async (c) => {
-    c.server.create(dnsRecord('hijack', { dnsName: 'www.google.com.', targets: ['10.0.1.99'] }));
-    c.server.create(dnsRecord('api-int', { dnsName: `api-int.${DOMAIN}.`, targets: ['10.0.1.98'] }));
+    await c.server.create(dnsRecord('hijack', { dnsName: 'www.google.com.', targets: ['10.0.1.99'] }));
+    await c.server.create(dnsRecord('api-int', { dnsName: `api-int.${DOMAIN}.`, targets: ['10.0.1.98'] }));
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     const answers = await readAnswers(c.out);
@@ -179,14 +179,14 @@ test('a DNSRecord outside the cluster domain or for api-int is not served, with 
   });
 });
 
-const ALL_BUT_SERVICES: PolicyRule[] = [
+const ALL_BUT_SERVICES: RbacRule[] = [
   { verbs: ['get', 'list', 'watch'], apiGroups: ['config.openshift.io'], resources: ['infrastructures', 'dnses'] },
   { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['configmaps', 'nodes'] },
   { verbs: ['get', 'list', 'watch'], apiGroups: ['ingress.operator.openshift.io'], resources: ['dnsrecords'] },
 ];
 
 test('render-corefile without the right to list services exits 2 at once, naming the resource', async () => {
-  await withCluster({ server: { rules: ALL_BUT_SERVICES } }, async (c) => {
+  await withCluster({ rules: ALL_BUT_SERVICES }, async (c) => {
     const start = Date.now();
     const r = await runLbdns(['render-corefile', '--kubeconfig', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '30s']);
     const elapsed = Date.now() - start;
@@ -211,8 +211,8 @@ test('render-corefile with the router Service missing exits 1 after --wait-timeo
 
 test('display --kubeconfig lists Unmanaged DNSRecords as unmanaged and serves only the Managed ones', async () => {
   await withCluster({}, async (c) => {
-    c.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
-    c.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${DOMAIN}.`, targets: ['10.0.3.40'] }));
+    await c.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
+    await c.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${DOMAIN}.`, targets: ['10.0.3.40'] }));
     const r = await runLbdns(['display', '--kubeconfig', c.kubeconfig, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     const view = JSON.parse(r.stdout) as { unmanaged: unknown[]; recordSet: { names: { name: string; v4: string[] }[] } };
@@ -225,7 +225,7 @@ test('display --kubeconfig lists Unmanaged DNSRecords as unmanaged and serves on
 
 test('render-corefile serves a Managed DNSRecord at its recordTTL', async () => {
   await withCluster({}, async (c) => {
-    c.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${DOMAIN}.`, targets: ['10.0.3.40'], recordTTL: 120 }));
+    await c.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${DOMAIN}.`, targets: ['10.0.3.40'], recordTTL: 120 }));
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
     const corefile = await readFile(c.out, 'utf8');
@@ -234,12 +234,12 @@ test('render-corefile serves a Managed DNSRecord at its recordTTL', async () => 
   });
 });
 
-const platformDefault = (c: ClusterFixture) => c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'PlatformDefault' } } } });
+/** A cluster whose DNS is the cloud's: the Infrastructure says so from install on (the field cannot change). */
+const PLATFORM_DEFAULT = { platformStatus: { type: 'AWS', aws: { region: 'us-east-1', cloudLoadBalancerConfig: { dnsType: 'PlatformDefault' } } } };
 
 for (const command of ['render-corefile', 'display'] as const) {
   test(`${command} on a cluster whose DNS is the cloud's (dnsType PlatformDefault) exits 2 naming the field, writing nothing`, async () => {
-    await withCluster({}, async (c) => {
-      platformDefault(c);
+    await withCluster(PLATFORM_DEFAULT, async (c) => {
       const out = command === 'render-corefile' ? ['--out', c.out] : [];
       const r = await runLbdns([command, c.kubeconfig, ...out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
       assert.is(r.code, 2, r.stderr);
@@ -251,8 +251,7 @@ for (const command of ['render-corefile', 'display'] as const) {
 }
 
 test('watch-lb-status on a PlatformDefault cluster exits 2 at start, naming the field', async () => {
-  await withCluster({}, async (c) => {
-    platformDefault(c);
+  await withCluster(PLATFORM_DEFAULT, async (c) => {
     const r = await runLbdns(['watch-lb-status', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--metrics-addr', '127.0.0.1:0']);
     assert.is(r.code, 2, r.stderr);
     assert.match(r.stderr, /cloudLoadBalancerConfig\.dnsType is "PlatformDefault"/);
@@ -261,8 +260,7 @@ test('watch-lb-status on a PlatformDefault cluster exits 2 at start, naming the 
 });
 
 test('--ignore-dns-type serves a PlatformDefault cluster anyway, with a warning', async () => {
-  await withCluster({}, async (c) => {
-    platformDefault(c);
+  await withCluster(PLATFORM_DEFAULT, async (c) => {
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--ignore-dns-type']);
     assert.is(r.code, 0, r.stderr);
     assert.ok(logLines(r.stderr).some((l) => l.level === 'warn' && String(l.msg).includes('PlatformDefault, served anyway (--ignore-dns-type)')));
@@ -271,19 +269,19 @@ test('--ignore-dns-type serves a PlatformDefault cluster anyway, with a warning'
 });
 
 test('display says what the DNS switch says, and that an absent one means serving', async () => {
-  await withCluster({}, async (c) => {
+  // No aws section at all: the CRD's default for cloudLoadBalancerConfig applies only inside one.
+  await withCluster({ platformStatus: { type: 'AWS' } }, async (c) => {
     const absent = await runLbdns(['display', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(absent.code, 0, absent.stderr);
     assert.match((JSON.parse(absent.stdout) as { dnsType: string }).dnsType, /dnsType is not set .*: serving/);
-    c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } });
+    await c.server.patchStatus(INFRA, { platformStatus: { aws: { region: 'us-east-1', cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } });
     const hosted = await runLbdns(['display', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is((JSON.parse(hosted.stdout) as { dnsType: string }).dnsType, 'status.platformStatus.aws.cloudLoadBalancerConfig.dnsType: ClusterHosted');
   });
 });
 
 test('print-records reads a PlatformDefault cluster: it serves no names', async () => {
-  await withCluster({}, async (c) => {
-    platformDefault(c);
+  await withCluster(PLATFORM_DEFAULT, async (c) => {
     const r = await runLbdns(['print-records', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
   });

@@ -9,13 +9,13 @@ import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dump as toYaml } from 'js-yaml';
 import { API_INT_IP, APPS, DOMAIN, INGRESS_IP, readAnswers, ROUTER, startCluster, startMonitor, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
-import { testCa } from './support/tls.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 
 const OLD = new Date('2026-01-02T03:04:05Z');
 
+/** A cluster on a server of its own, which the test stops (the API gone) and may start again. */
 async function withWrittenCorefile(body: (c: ClusterFixture) => Promise<void>): Promise<void> {
-  const cluster = await startCluster();
+  const cluster = await startCluster({ own: {} });
   try {
     const r = await runLbdns(['render-corefile', cluster.kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
@@ -79,10 +79,12 @@ test('an API server that answers is not "unreachable": keep still renders and wr
   });
 });
 
-test('the whole story: written, API gone and the pod restarted, kept and served, API back, converged on a change made meanwhile', async () => {
+test('the whole story: written, API gone and the pod restarted, kept and served, API back, converged on a change lbdns had not seen', async () => {
   await withWrittenCorefile(async (c) => {
     const before = await readFile(c.out, 'utf8');
     assert.equal((await readAnswers(c.out))?.names.get(APPS), [`A ${INGRESS_IP}`]);
+    // The router's LB moves after the Corefile was written, and the API goes away before lbdns sees it.
+    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.77' }] } });
     await c.server.stop();
     // The pod restarted: its initContainer keeps the file, then the monitor starts on a cold cluster.
     const init = await renderWhileDown(c, '--if-unreachable', 'keep');
@@ -97,8 +99,6 @@ test('the whole story: written, API gone and the pod restarted, kept and served,
       const notReady = await get('/readyz');
       assert.is(notReady.status, 503);
       assert.match(notReady.text, /waiting for the API server since/);
-      // Meanwhile the router's LB moved.
-      c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.77' }] } });
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.is(await readFile(c.out, 'utf8'), before, 'nothing written while the API server is away');
       await c.server.start();
@@ -111,9 +111,8 @@ test('the whole story: written, API gone and the pod restarted, kept and served,
 });
 
 test('a kubeconfig naming api-int, which resolves nowhere, reaches the API server at the address the last Corefile serves for it, TLS checked for the name', async () => {
-  const ca = await testCa();
-  const tls = await ca.issue(`api-int.${DOMAIN}`);
-  const cluster = await startCluster({ server: { tls } });
+  // The API server's certificate names api-int, as a cluster's does.
+  const cluster = await startCluster({ own: { sans: [`api-int.${DOMAIN}`] } });
   try {
     // The last good Corefile: api-int was 127.0.0.1, where the API server listens.
     const first = await runLbdns(['render-corefile', '--domain', DOMAIN, '--api-lb', '10.0.0.10', '--api-int-lb', '127.0.0.1', '--ingress-lb', '10.0.1.30', '--upstream', UPSTREAM, '--out', cluster.out]);
@@ -125,8 +124,8 @@ test('a kubeconfig naming api-int, which resolves nowhere, reaches the API serve
       toYaml({
         apiVersion: 'v1',
         kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(ca.cert).toString('base64') } }],
-        users: [{ name: 'u', user: {} }],
+        clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(cluster.server.ca).toString('base64') } }],
+        users: [{ name: 'u', user: { token: cluster.server.adminToken } }],
         contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
         'current-context': 'x',
       }),
@@ -138,25 +137,22 @@ test('a kubeconfig naming api-int, which resolves nowhere, reaches the API serve
     assert.equal((await readAnswers(cluster.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`], 'the cluster was read');
   } finally {
     await cluster.close();
-    await ca.close();
   }
 });
 
 test('a certificate that does not name api-int is refused even at the pinned address', async () => {
-  const ca = await testCa();
-  const tls = await ca.issue('something-else.example.com');
-  const cluster = await startCluster({ server: { tls } });
+  // The shared server's certificate names 127.0.0.1 and localhost only.
+  const cluster = await startCluster();
   try {
     await runLbdns(['render-corefile', '--domain', DOMAIN, '--api-lb', '10.0.0.10', '--api-int-lb', '127.0.0.1', '--ingress-lb', '10.0.1.30', '--upstream', UPSTREAM, '--out', cluster.out]);
     const port = new URL(cluster.server.url).port;
     const kubeconfig = join(cluster.dir, 'kubelet-kubeconfig');
-    await writeFile(kubeconfig, toYaml({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(ca.cert).toString('base64') } }], users: [{ name: 'u', user: {} }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));
+    await writeFile(kubeconfig, toYaml({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(cluster.server.ca).toString('base64') } }], users: [{ name: 'u', user: { token: cluster.server.adminToken } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));
     const r = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '2s']);
     assert.is(r.code, 1, r.stderr);
     assert.match(r.stderr, /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match/i);
   } finally {
     await cluster.close();
-    await ca.close();
   }
 });
 

@@ -125,7 +125,7 @@ test('the monitor keeps the drop-in current: api-int moving in the cluster moves
     const monitor = await startMonitor(cluster, { flags: { listen: '127.0.0.1:5353' }, dnsmasqOut: dropIn });
     try {
       await until('the drop-in', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes(`host-record=api-int.${DOMAIN},${API_INT_IP},`));
-      cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': '10.0.0.99' } });
+      await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': '10.0.0.99' } });
       await until('the drop-in follows', async () => (await readFile(dropIn, 'utf8')).includes(`host-record=api-int.${DOMAIN},10.0.0.99,`));
       assert.not.ok((await readFile(dropIn, 'utf8')).includes(API_INT_IP));
     } finally {

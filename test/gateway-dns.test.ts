@@ -62,8 +62,8 @@ const gone = (dns: CoreDns, name: string) => async () => (await served(dns, name
 
 test('a simple DNSPolicy serves each listener host with A records of every Gateway address', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }, { value: '192.0.2.11' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }, { value: '192.0.2.11' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
     await until('the Gateway host on disk', has(dns, APP, 'A 192.0.2.11'));
     assert.equal(await served(dns, APP), ['A 192.0.2.10', 'A 192.0.2.11']);
     assert.equal((await answerOf(dns, APP, 'A')).sort(), [`${APP} A 192.0.2.10`, `${APP} A 192.0.2.11`]);
@@ -72,10 +72,10 @@ test('a simple DNSPolicy serves each listener host with A records of every Gatew
 
 test('a Gateway address change is rewritten into the Corefile', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
     await until('the first address', has(dns, APP, 'A 192.0.2.10'));
-    c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { addresses: [{ type: 'IPAddress', value: '192.0.2.99' }] });
+    await c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { addresses: [{ type: 'IPAddress', value: '192.0.2.99' }] });
     await until('the new address', has(dns, APP, 'A 192.0.2.99'));
     assert.equal(await served(dns, APP), ['A 192.0.2.99']);
   });
@@ -83,12 +83,12 @@ test('a Gateway address change is rewritten into the Corefile', async () => {
 
 test('a Gateway address change reaches CoreDNS within 3 s with no Corefile rewrite and no reload', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
     await until('the first address', has(dns, APP, 'A 192.0.2.10'));
     const corefile = await stat(c.out);
     for (const ip of ['192.0.2.99', '192.0.2.98']) {
-      c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { addresses: [{ type: 'IPAddress', value: ip }] });
+      await c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { addresses: [{ type: 'IPAddress', value: ip }] });
       await until(`${ip} answered`, has(dns, APP, `A ${ip}`), 3000);
       assert.equal(await served(dns, APP), [`A ${ip}`]);
     }
@@ -101,11 +101,11 @@ test('a Gateway address change reaches CoreDNS within 3 s with no Corefile rewri
 test('a listener with no attached route is not served, and is once a route attaches', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
     const other = `other.${ZONE}`;
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }, { name: 'idle', hostname: other, attachedRoutes: 0 }], [{ value: '192.0.2.10' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }, { name: 'idle', hostname: other, attachedRoutes: 0 }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
     await until('the attached listener', has(dns, APP, 'A 192.0.2.10'));
     assert.equal(await served(dns, other), []);
-    c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { listeners: [{ name: 'http', attachedRoutes: 1, supportedKinds: [], conditions: [] }, { name: 'idle', attachedRoutes: 2, supportedKinds: [], conditions: [] }] });
+    await c.server.patchStatus({ resource: 'gateways', namespace: NS, name: 'gw' }, { listeners: [{ name: 'http', attachedRoutes: 1, supportedKinds: [], conditions: [] }, { name: 'idle', attachedRoutes: 2, supportedKinds: [], conditions: [] }] });
     await until('the listener once attached', has(dns, other, 'A 192.0.2.10'));
   });
 });
@@ -113,8 +113,8 @@ test('a listener with no attached route is not served, and is once a route attac
 test('a DNSPolicy with a sectionName serves only that listener', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
     const other = `other.${ZONE}`;
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }, { name: 'admin', hostname: other }], [{ value: '192.0.2.10' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw', sectionName: 'admin' }));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }, { name: 'admin', hostname: other }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw', sectionName: 'admin' }));
     await until('the targeted listener', has(dns, other, 'A 192.0.2.10'));
     assert.equal(await served(dns, APP), []);
   });
@@ -122,9 +122,9 @@ test('a DNSPolicy with a sectionName serves only that listener', async () => {
 
 test('a listener without a hostname serves the host names of the HTTPRoutes it accepted', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(gateway('gw', [{ name: 'http' }], [{ value: '192.0.2.10' }]));
-    c.server.create(httpRoute('shop', [`shop.${ZONE}`, `cart.${ZONE}`], { gateway: 'gw' }));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await c.server.create(gateway('gw', [{ name: 'http' }], [{ value: '192.0.2.10' }]));
+    await c.server.create(httpRoute('shop', [`shop.${ZONE}`, `cart.${ZONE}`], { gateway: 'gw' }));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
     await until('both route hosts', async () => (await has(dns, `shop.${ZONE}`, 'A 192.0.2.10')()) && (await has(dns, `cart.${ZONE}`, 'A 192.0.2.10')()));
   });
 });
@@ -132,8 +132,8 @@ test('a listener without a hostname serves the host names of the HTTPRoutes it a
 test('a load-balanced wildcard listener is served as *.x → klb.x → geo → leaf, answered in one response', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
     const wildcard = `*.apps.${ZONE}`;
-    c.server.create(gateway('gw', [{ name: 'http', hostname: wildcard }], [{ value: '192.0.2.10' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } }));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: wildcard }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } }));
     await until('the wildcard', has(dns, wildcard, 'A 192.0.2.10'));
     const answer = await answerOf(dns, `shop.apps.${ZONE}`, 'A');
     const klb = `klb.apps.${ZONE}`;
@@ -160,8 +160,8 @@ function assertChainOnce(answer: readonly string[], host: string, addresses: rea
 
 test('a load-balanced Gateway of 8 addresses answers A with the chain and each address once', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], eight));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], eight));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
     await until('all 8 addresses', async () => (await served(dns, APP)).length === 8);
     const reply = await query(dns, APP, 'A');
     assert.is(reply.rcode, 'NOERROR');
@@ -171,8 +171,8 @@ test('a load-balanced Gateway of 8 addresses answers A with the chain and each a
 
 test('a load-balanced wildcard host answers a name under it with the chain and each address once', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(gateway('gw', [{ name: 'http', hostname: `*.shop.${ZONE}` }], eight));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: `*.shop.${ZONE}` }], eight));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
     await until('all 8 addresses', async () => (await served(dns, `x.shop.${ZONE}`)).length === 8);
     const answer = await answerOf(dns, `x.shop.${ZONE}`, 'A');
     assertChainOnce([answer[0]?.replace(/^x\./, '*.') ?? '', ...answer.slice(1)], `*.shop.${ZONE}`, eight.map((a) => a.value));
@@ -182,8 +182,8 @@ test('a load-balanced wildcard host answers a name under it with the chain and e
 test('16 addresses at the end of a load-balanced chain fit one UDP answer at EDNS 1232', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
     const sixteen = Array.from({ length: 16 }, (_, i) => ({ value: `198.51.100.${i + 1}` }));
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], sixteen));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], sixteen));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
     await until('all 16 addresses', async () => (await served(dns, APP)).length === 16);
     const reply = await query(dns, APP, 'A');
     assert.not.ok(reply.truncated);
@@ -194,8 +194,8 @@ test('16 addresses at the end of a load-balanced chain fit one UDP answer at EDN
 
 test('an IPv6-only Gateway answers AAAA through the chain and A with no address', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '2001:db8::7' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '2001:db8::7' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
     await until('the IPv6 address', has(dns, APP, 'AAAA 2001:db8::7'));
     const aaaa = await answerOf(dns, APP, 'AAAA');
     assert.is(aaaa.length, 4);
@@ -208,10 +208,10 @@ test('an IPv6-only Gateway answers AAAA through the chain and A with no address'
 
 test('other query types on served names are answered by lbdns, never forwarded', async () => {
   await withGatewayMonitor(async ({ c, dns, upstream }) => {
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
-    c.server.create(gateway('simple', [{ name: 'http', hostname: `simple.${ZONE}` }], [{ value: '192.0.2.20' }]));
-    c.server.create(dnsPolicy('simple', { gateway: 'simple' }));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await c.server.create(gateway('simple', [{ name: 'http', hostname: `simple.${ZONE}` }], [{ value: '192.0.2.20' }]));
+    await c.server.create(dnsPolicy('simple', { gateway: 'simple' }));
     await until('both hosts', async () => (await has(dns, APP, 'A 192.0.2.10')()) && (await has(dns, `simple.${ZONE}`, 'A 192.0.2.20')()));
     upstream.resetCounts();
     const cname = await query(dns, APP, 'CNAME');
@@ -230,26 +230,26 @@ test('other query types on served names are answered by lbdns, never forwarded',
 test('a Hostname address is a CNAME that CoreDNS chases through its upstream', async () => {
   await withGatewayMonitor(async ({ c, dns, upstream }) => {
     upstream.set('lb-1.elb.example.org', { A: ['198.51.100.7'] });
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ type: 'Hostname', value: 'lb-1.elb.example.org' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ type: 'Hostname', value: 'lb-1.elb.example.org' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
     await until('the chased address', has(dns, APP, 'A 198.51.100.7'));
     assert.equal(await answerOf(dns, APP, 'A'), [`${APP} CNAME lb-1.elb.example.org`, 'lb-1.elb.example.org A 198.51.100.7']);
   });
 });
 
 /** Three Gateways of one namespace share app.zone: EU at weights 200 and 50 (EU the default geo), NA at 100. */
-function seedGeoAndWeights(c: ClusterFixture): void {
-  c.server.create(gateway('eu-a', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
-  c.server.create(gateway('eu-b', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.2' }]));
-  c.server.create(gateway('na', [{ name: 'http', hostname: APP }], [{ value: '198.51.100.1' }]));
-  c.server.create(dnsPolicy('eu-a', { gateway: 'eu-a' }, { loadBalancing: { weight: 200, geo: 'GEO-EU', defaultGeo: true } }));
-  c.server.create(dnsPolicy('eu-b', { gateway: 'eu-b' }, { loadBalancing: { weight: 50, geo: 'GEO-EU', defaultGeo: true } }));
-  c.server.create(dnsPolicy('na', { gateway: 'na' }, { loadBalancing: { weight: 100, geo: 'GEO-NA', defaultGeo: false } }));
+async function seedGeoAndWeights(c: ClusterFixture): Promise<void> {
+  await c.server.create(gateway('eu-a', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
+  await c.server.create(gateway('eu-b', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.2' }]));
+  await c.server.create(gateway('na', [{ name: 'http', hostname: APP }], [{ value: '198.51.100.1' }]));
+  await c.server.create(dnsPolicy('eu-a', { gateway: 'eu-a' }, { loadBalancing: { weight: 200, geo: 'GEO-EU', defaultGeo: true } }));
+  await c.server.create(dnsPolicy('eu-b', { gateway: 'eu-b' }, { loadBalancing: { weight: 50, geo: 'GEO-EU', defaultGeo: true } }));
+  await c.server.create(dnsPolicy('na', { gateway: 'na' }, { loadBalancing: { weight: 100, geo: 'GEO-NA', defaultGeo: false } }));
 }
 
 test('load-balanced with two geos and two weights: the default geo answers with both weighted targets, first address by weight', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    seedGeoAndWeights(c);
+    await seedGeoAndWeights(c);
     await until('the EU addresses', async () => (await served(dns, APP)).length === 2);
     assert.equal(await served(dns, APP), ['A 192.0.2.1', 'A 192.0.2.2']);
     // loadbalance re-reads its weight file at the reload interval (2 s).
@@ -269,7 +269,7 @@ test('load-balanced with two geos and two weights: the default geo answers with 
 test('--geo-code picks that geo of a load-balanced name', async () => {
   await withGatewayMonitor(
     async ({ c, dns }) => {
-      seedGeoAndWeights(c);
+      await seedGeoAndWeights(c);
       await until('the NA address', has(dns, APP, 'A 198.51.100.1'));
       assert.equal(await served(dns, APP), ['A 198.51.100.1']);
       assert.equal((await answerOf(dns, APP, 'A')).slice(0, 2), [`${APP} CNAME klb.${APP}`, `klb.${APP} CNAME geo-na.klb.${APP}`]);
@@ -280,9 +280,9 @@ test('--geo-code picks that geo of a load-balanced name', async () => {
 
 test('a Kuadrant DNSRecord labelled with a gateway zone is served, one without the label is not', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(kuadrantRecord('kuadrant', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.5'] }, { dnsName: `www.${ZONE}`, recordType: 'CNAME', targets: [APP] }]));
+    await c.server.create(kuadrantRecord('kuadrant', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.5'] }, { dnsName: `www.${ZONE}`, recordType: 'CNAME', targets: [APP] }]));
     const unlabelled = kuadrantRecord('other', `other.${ZONE}`, [{ dnsName: `other.${ZONE}`, recordType: 'A', targets: ['203.0.113.6'] }]);
-    c.server.create({ ...unlabelled, metadata: { name: 'other', namespace: NS } });
+    await c.server.create({ ...unlabelled, metadata: { name: 'other', namespace: NS } });
     await until('the record', has(dns, APP, 'A 203.0.113.5'));
     await until('the CNAME', has(dns, `www.${ZONE}`, 'A 203.0.113.5'));
     assert.equal(await answerOf(dns, `www.${ZONE}`, 'A'), [`www.${ZONE} CNAME ${APP}`, `${APP} A 203.0.113.5`]);
@@ -292,15 +292,15 @@ test('a Kuadrant DNSRecord labelled with a gateway zone is served, one without t
 
 test('names outside the zones, under api-int and claimed by an older owner are refused, logged once and counted', async () => {
   await withGatewayMonitor(async ({ c, m, dns }) => {
-    c.server.create(kuadrantRecord('first', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.5'] }]));
+    await c.server.create(kuadrantRecord('first', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.5'] }]));
     await until('the first owner', has(dns, APP, 'A 203.0.113.5'));
     await sleep(1100);
-    c.server.create(kuadrantRecord('thief', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.66'] }], { namespace: 'tenant' }));
-    c.server.create(kuadrantRecord('wide', 'www.example.org', [{ dnsName: 'www.example.org', recordType: 'A', targets: ['203.0.113.7'] }]));
-    c.server.create(gateway('gw', [{ name: 'http', hostname: `x.api-int.${DOMAIN}` }], [{ value: '192.0.2.10' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
-    c.server.create(gateway('gw2', [{ name: 'http', hostname: `late.${ZONE}` }], [{ value: '192.0.2.12' }]));
-    c.server.create(dnsPolicy('dns2', { gateway: 'gw2' }));
+    await c.server.create(kuadrantRecord('thief', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.66'] }], { namespace: 'tenant' }));
+    await c.server.create(kuadrantRecord('wide', 'www.example.org', [{ dnsName: 'www.example.org', recordType: 'A', targets: ['203.0.113.7'] }]));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: `x.api-int.${DOMAIN}` }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await c.server.create(gateway('gw2', [{ name: 'http', hostname: `late.${ZONE}` }], [{ value: '192.0.2.12' }]));
+    await c.server.create(dnsPolicy('dns2', { gateway: 'gw2' }));
     await until('a later change served', has(dns, `late.${ZONE}`, 'A 192.0.2.12'));
     const refusals = m.logs().filter((l) => l.msg === 'gateway name refused; not served');
     const reasons = refusals.map((l) => `${String(l.name)} ${String(l.reason)}`).sort();
@@ -327,10 +327,10 @@ test('a gateway zone that holds the cluster domain is refused before anything is
 
 test('a deleted DNSPolicy takes its names with it', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
-    c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
     await until('the name', has(dns, APP, 'A 192.0.2.10'));
-    c.server.delete({ resource: 'dnspolicies', namespace: NS, name: 'dns' });
+    await c.server.delete({ resource: 'dnspolicies', namespace: NS, name: 'dns' });
     await until('the name gone', gone(dns, APP));
   });
 });
@@ -341,10 +341,10 @@ const recordLines = (zone: string): string[] => zone.split('\n').filter((l) => l
 test('print-records --names gateway prints what lbdns serves for Gateway names: a chain for a load-balanced one, addresses for a simple one', async () => {
   const cluster = await startGatewayCluster();
   try {
-    cluster.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
-    cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } }));
-    cluster.server.create(gateway('shop', [{ name: 'http', hostname: `shop.${ZONE}` }], [{ value: '192.0.2.20' }]));
-    cluster.server.create(dnsPolicy('shop', { gateway: 'shop' }));
+    await cluster.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    await cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } }));
+    await cluster.server.create(gateway('shop', [{ name: 'http', hostname: `shop.${ZONE}` }], [{ value: '192.0.2.20' }]));
+    await cluster.server.create(dnsPolicy('shop', { gateway: 'shop' }));
     const r = await runLbdns(['print-records', cluster.kubeconfig, '--gateway-zone', ZONE, '--names', 'gateway', '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
     const lines = recordLines(r.stdout);
@@ -364,8 +364,8 @@ test("check-dns --names gateway checks the admin's DNS for each Gateway name lbd
   const cluster = await startGatewayCluster();
   const admin = await startDnsServer();
   try {
-    cluster.server.create(gateway('shop', [{ name: 'http', hostname: `shop.${ZONE}` }], [{ value: '192.0.2.20' }]));
-    cluster.server.create(dnsPolicy('shop', { gateway: 'shop' }));
+    await cluster.server.create(gateway('shop', [{ name: 'http', hostname: `shop.${ZONE}` }], [{ value: '192.0.2.20' }]));
+    await cluster.server.create(dnsPolicy('shop', { gateway: 'shop' }));
     const args = ['check-dns', cluster.kubeconfig, '--gateway-zone', ZONE, '--names', 'gateway', '--server', admin.address, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--output', 'json'];
     const missing = await runLbdns(args);
     assert.is(missing.code, 3, missing.stderr);

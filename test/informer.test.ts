@@ -5,7 +5,8 @@ import { watchCollection, type WatchedCollection } from '../lib/kube/informer.js
 import { listJson } from '../lib/kube/list-json.js';
 import { createLogger } from '../lib/runtime/log.js';
 import { nodeProjection } from '../lib/sources/nodes.js';
-import { node, sleep, startCluster, until, type ClusterFixture } from './support/cluster-fixture.js';
+import { node, sleep, startCluster, startFakeCluster, until, type ClusterAccess } from './support/cluster-fixture.js';
+import type { ApiServer } from './support/apiserver.js';
 
 const quiet = createLogger({ write: () => true });
 
@@ -15,10 +16,10 @@ interface Watched {
   changes(): number;
 }
 
-async function withNodes(nodes: Record<string, string[]>, pageSize: number | undefined, body: (c: ClusterFixture, w: Watched) => Promise<void>): Promise<void> {
-  const cluster = await startCluster({ nodes });
+async function withNodes<C extends ClusterAccess & { close(): Promise<void> }>(start: () => Promise<C>, pageSize: number | undefined, body: (c: C, w: Watched) => Promise<void>): Promise<void> {
+  const cluster = await start();
   const kc = new KubeConfig();
-  kc.loadFromString(cluster.server.kubeconfig());
+  kc.loadFromFile(cluster.kubeconfig);
   let reported = 0;
   const collection = await watchCollection<KubernetesObject>({
     kc,
@@ -42,30 +43,36 @@ async function withNodes(nodes: Record<string, string[]>, pageSize: number | und
 }
 
 const NODES = { 'master-0': ['10.0.0.5'], 'master-1': ['10.0.0.6'], 'master-2': ['10.0.0.7'], 'worker-0': ['10.0.0.8'], 'worker-1': ['10.0.0.9'] };
+const real = (nodes: Record<string, string[]>) => () => startCluster({ nodes });
+
+/** The node requests the audit log recorded, with their query. */
+async function nodeRequests(server: ApiServer, verb: 'list' | 'watch'): Promise<URLSearchParams[]> {
+  return (await server.requests()).filter((r) => r.resource === 'nodes' && r.verb === verb && r.name === undefined).map((r) => new URL(r.uri, 'https://x').searchParams);
+}
 const names = (items: readonly KubernetesObject[]) => items.map((i) => i.metadata?.name).sort();
 
 test('a collection listed in pages holds every object, one request per page', async () => {
-  await withNodes(NODES, 2, async (c, w) => {
+  await withNodes(real(NODES), 2, async (c, w) => {
     assert.equal(names(w.collection.items()), Object.keys(NODES));
-    const lists = c.server.requests.filter((r) => r.path === '/api/v1/nodes' && !r.watch);
-    assert.equal(lists.map((r) => r.query.limit), ['2', '2', '2']);
+    const lists = await nodeRequests(c.server, 'list');
+    assert.equal(lists.map((q) => q.get('limit')), ['2', '2', '2']);
   });
 });
 
 test('watches ask the server to end them after 5 to 10 minutes, with bookmarks', async () => {
-  await withNodes(NODES, undefined, async (c) => {
-    const watches = c.server.requests.filter((r) => r.path === '/api/v1/nodes' && r.watch);
-    assert.ok(watches.length > 0);
-    for (const w of watches) {
-      const timeout = Number(w.query.timeoutSeconds);
-      assert.ok(timeout >= 300 && timeout < 600, `timeoutSeconds=${w.query.timeoutSeconds}`);
-      assert.is(w.query.allowWatchBookmarks, 'true');
+  await withNodes(real(NODES), undefined, async (c) => {
+    await until('the watch', async () => (await nodeRequests(c.server, 'watch')).length > 0);
+    for (const q of await nodeRequests(c.server, 'watch')) {
+      const timeout = Number(q.get('timeoutSeconds'));
+      assert.ok(timeout >= 300 && timeout < 600, `timeoutSeconds=${q.get('timeoutSeconds')}`);
+      assert.is(q.get('allowWatchBookmarks'), 'true');
     }
   });
 });
 
+// The test API server: a real one cannot be made to end its watches on demand.
 test('a watch the server ends is reopened from where it was, without listing again', async () => {
-  await withNodes(NODES, undefined, async (c, w) => {
+  await withNodes(() => startFakeCluster({ nodes: NODES }), undefined, async (c, w) => {
     const lists = () => c.server.requests.filter((r) => r.path === '/api/v1/nodes' && !r.watch).length;
     const before = lists();
     c.server.closeWatches();
@@ -77,7 +84,7 @@ test('a watch the server ends is reopened from where it was, without listing aga
 });
 
 test('the cache keeps only what the projection keeps of each object', async () => {
-  await withNodes({ 'master-0': ['10.0.0.5'] }, undefined, async (_c, w) => {
+  await withNodes(real({ 'master-0': ['10.0.0.5'] }), undefined, async (_c, w) => {
     const [cached] = w.collection.items() as V1Node[];
     assert.equal(Object.keys(cached ?? {}).sort(), ['metadata', 'status']);
     assert.equal(cached?.status?.addresses, [{ type: 'InternalIP', address: '10.0.0.5' }, null]);
@@ -85,16 +92,16 @@ test('the cache keeps only what the projection keeps of each object', async () =
 });
 
 test('an update that leaves the projection as it was is not reported', async () => {
-  await withNodes({ 'master-0': ['10.0.0.5'] }, undefined, async (c, w) => {
-    c.server.patchStatus({ resource: 'nodes', name: 'master-0' }, { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2026-11-20T10:00:00Z' }] });
+  await withNodes(real({ 'master-0': ['10.0.0.5'] }), undefined, async (c, w) => {
+    await c.server.patchStatus({ resource: 'nodes', name: 'master-0' }, { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2026-11-20T10:00:00Z' }] });
     await sleep(300);
     assert.is(w.changes(), 0);
   });
 });
 
 test('an update to what the projection keeps is reported, and cached', async () => {
-  await withNodes({ 'master-0': ['10.0.0.5'] }, undefined, async (c, w) => {
-    c.server.update(node('master-0', ['10.0.0.50']));
+  await withNodes(real({ 'master-0': ['10.0.0.5'] }), undefined, async (c, w) => {
+    await c.server.update(node('master-0', ['10.0.0.50']));
     await until('the change to be reported', () => w.changes() === 1);
     const [cached] = w.collection.items() as V1Node[];
     assert.is(cached?.status?.addresses?.[0]?.address, '10.0.0.50');
@@ -105,7 +112,8 @@ test('an update to what the projection keeps is reported, and cached', async () 
 test('the next page is asked for as soon as its token arrives, while the page before is still being read', async () => {
   const cluster = await startCluster({ nodes: {} });
   const kc = new KubeConfig();
-  kc.loadFromString(cluster.server.kubeconfig());
+  kc.loadFromFile(cluster.kubeconfig);
+  const { metadata } = await cluster.server.call<{ metadata: { resourceVersion: string } }>('GET', '/api/v1/nodes');
   const asked: (string | undefined)[] = [];
   let secondAsked: () => void = () => undefined;
   const second = new Promise<void>((resolve) => {
@@ -114,7 +122,7 @@ test('the next page is asked for as soon as its token arrives, while the page be
   const page = (name: string, token?: string) => ({
     apiVersion: 'v1',
     kind: 'NodeList',
-    metadata: { resourceVersion: cluster.server.resourceVersion, ...(token ? { continue: token } : {}) },
+    metadata: { resourceVersion: metadata.resourceVersion, ...(token ? { continue: token } : {}) },
     items: [{ apiVersion: 'v1', kind: 'Node', metadata: { name, resourceVersion: '1' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.5' }] } }],
   });
   const collection = await watchCollection<KubernetesObject>({

@@ -119,11 +119,11 @@ test('a refusal becomes the same typed error as a refusal through client-node', 
   });
 });
 
-test('pages of the test API server come back with the token to the next one', async () => {
+test('pages of the API server come back with the token to the next one', async () => {
   const cluster = await startCluster({ nodes: { 'master-0': ['10.0.0.5'], 'master-1': ['10.0.0.6'], 'master-2': ['10.0.0.7'] } });
   try {
     const kc = new KubeConfig();
-    kc.loadFromString(cluster.server.kubeconfig());
+    kc.loadFromFile(cluster.kubeconfig);
     const first = await listJson(kc, '/api/v1/nodes', { limit: 2 });
     assert.equal(first.items.map((n) => n.metadata?.name), ['master-0', 'master-1']);
     const token = (first.metadata as { continue?: string }).continue;

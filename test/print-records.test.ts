@@ -364,7 +364,7 @@ test('with a kubeconfig, the records come from the cluster', async () => {
 test('a cluster without an external API LB: api is left out with a comment and a warning, the rest printed', async () => {
   const cluster = await startCluster();
   try {
-    cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
     const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
     assert.equal(recordLines(r.stdout).map((l) => l.split(' ')[0]), [`api-int.${CLUSTER_DOMAIN}.`, `*.apps.${CLUSTER_DOMAIN}.`]);
@@ -379,8 +379,8 @@ test('a cluster without an external API LB: api is left out with a comment and a
 test("an Unmanaged ingress controller's DNSRecord is printed for the admin at its recordTTL, and named-checkzone loads it", async () => {
   const cluster = await startCluster();
   try {
-    cluster.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${CLUSTER_DOMAIN}.`, recordType: 'CNAME', targets: ['router2.elb.example.net'], recordTTL: 45, dnsManagementPolicy: 'Unmanaged' }));
-    cluster.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${CLUSTER_DOMAIN}.`, targets: ['10.0.3.40'], recordTTL: 120 }));
+    await cluster.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${CLUSTER_DOMAIN}.`, recordType: 'CNAME', targets: ['router2.elb.example.net'], recordTTL: 45, dnsManagementPolicy: 'Unmanaged' }));
+    await cluster.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${CLUSTER_DOMAIN}.`, targets: ['10.0.3.40'], recordTTL: 120 }));
     const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--names', 'dnsrecords']);
     assert.is(r.code, 0, r.stderr);
     assert.equal(recordLines(r.stdout), [`*.apps2.${CLUSTER_DOMAIN}. 45 IN CNAME router2.elb.example.net.`, `*.apps3.${CLUSTER_DOMAIN}. 120 IN A 10.0.3.40`]);
@@ -395,7 +395,7 @@ test("an Unmanaged ingress controller's DNSRecord is printed for the admin at it
 test('--names picks what is printed; by default the DNSRecords come after api, api-int and *.apps', async () => {
   const cluster = await startCluster();
   try {
-    cluster.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
+    await cluster.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.40'], dnsManagementPolicy: 'Unmanaged' }));
     const all = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--format', 'json']);
     assert.is(all.code, 0, all.stderr);
     assert.equal((JSON.parse(all.stdout) as { name: string }[]).map((x) => x.name), [`api.${CLUSTER_DOMAIN}`, `api-int.${CLUSTER_DOMAIN}`, `*.apps.${CLUSTER_DOMAIN}`, `*.apps2.${CLUSTER_DOMAIN}`]);

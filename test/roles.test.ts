@@ -18,7 +18,7 @@ async function withCluster(seed: Parameters<typeof startCluster>[0], body: (c: C
   }
 }
 
-const pathsRead = (c: ClusterFixture): string[] => [...new Set(c.server.requests.map((r) => r.path.split('?')[0] ?? ''))].sort();
+const pathsRead = async (c: ClusterFixture): Promise<string[]> => [...new Set((await c.server.requests()).map((r) => r.uri.split('?')[0] ?? ''))].sort();
 
 test('bootstrap from a cluster serves api-int and *.apps, and reads neither Nodes nor DNSRecords', async () => {
   await withCluster({}, async (c) => {
@@ -28,7 +28,8 @@ test('bootstrap from a cluster serves api-int and *.apps, and reads neither Node
     assert.equal([...(answers?.names.keys() ?? [])], [`api-int.${DOMAIN}`, APPS]);
     assert.equal(answers?.names.get(APPS), [`A ${INGRESS_IP}`]);
     assert.equal(answers?.nodes.size, 0);
-    assert.not.ok(pathsRead(c).some((p) => p.endsWith('/nodes') || p.endsWith('/dnsrecords')), pathsRead(c).join(' '));
+    const paths = await pathsRead(c);
+    assert.not.ok(paths.some((p) => p.endsWith('/nodes') || p.endsWith('/dnsrecords')), paths.join(' '));
   });
 });
 
@@ -47,7 +48,7 @@ test('the bootstrap monitor adds *.apps when the ingress LB appears', async () =
     const monitor = await startMonitor(c, { flags: { role: 'bootstrap' } });
     try {
       await until('api-int written', async () => (await readAnswers(c.out))?.names.has(`api-int.${DOMAIN}`) === true);
-      c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: INGRESS_IP }] } });
+      await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: INGRESS_IP }] } });
       await until('*.apps written', async () => (await readAnswers(c.out))?.names.get(APPS)?.[0] === `A ${INGRESS_IP}`);
     } finally {
       assert.is(await monitor.stop(), 0);
@@ -62,7 +63,7 @@ test('apps-only from a cluster serves *.apps alone and reads only the router Ser
     const answers = await readAnswers(c.out);
     assert.equal([...(answers?.names.keys() ?? [])], [APPS]);
     assert.equal(answers?.nodes.size, 0);
-    const sources = pathsRead(c).filter((p) => !p.endsWith('/infrastructures/cluster') && !p.endsWith('/dnses/cluster'));
+    const sources = (await pathsRead(c)).filter((p) => !p.endsWith('/infrastructures/cluster') && !p.endsWith('/dnses/cluster'));
     assert.equal(sources, [`/api/v1/namespaces/${ROUTER.namespace}/services`]);
   });
 });
@@ -83,7 +84,7 @@ test('a worker renders what a control-plane node renders', async () => {
 
 test('a private cluster (no external API LB in the ConfigMap): rendered without api, and said so', async () => {
   await withCluster({}, async (c) => {
-    c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    await c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     assert.equal([...((await readAnswers(c.out))?.names.keys() ?? [])], [`api-int.${DOMAIN}`, APPS]);
@@ -94,7 +95,7 @@ test('a private cluster (no external API LB in the ConfigMap): rendered without 
 
 test('a private cluster\'s monitor is ready without api and logs why api is not served', async () => {
   await withCluster({}, async (c) => {
-    c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    await c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
     const monitor = await startMonitor(c);
     try {
       await until('ready', async () => (await fetch(`http://${monitor.health}/readyz`)).status === 200);
@@ -134,7 +135,7 @@ test('a flag the role does not serve is refused before anything is read: exit 2'
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--role', 'apps-only', '--api-int-lb', API_INT_IP, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 2, r.stderr);
     assert.match(r.stderr, 'lbdns: error: --api-int-lb: is not served by role apps-only; drop it, or choose the role that serves it: apps-only serves *.apps');
-    assert.is(c.server.requests.length, 0);
+    assert.is((await c.server.requests()).length, 0);
   });
 });
 

@@ -68,7 +68,7 @@ test('a Service status patched from one LB to another is rewritten into the Core
   await withMonitor({}, async (c) => {
     await firstRender(c);
     const start = Date.now();
-    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
     await until('the new ingress IP on disk', () => served(c, APPS, 'A 10.0.1.99'));
     console.log(`propagation: ${Date.now() - start} ms`);
     assert.equal(await answersOf(c.out, APPS), ['A 10.0.1.99']);
@@ -93,7 +93,7 @@ test('an LB hostname whose DNS answer changes is followed without any API reques
 test('a node whose IP changes under the same name is rewritten', async () => {
   await withMonitor({}, async (c) => {
     await until('the node on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.5');
-    c.server.update(node('master-0', ['10.0.0.6']));
+    await c.server.update(node('master-0', ['10.0.0.6']));
     await until('the new node IP on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.6');
     assert.equal((await readAnswers(c.out))?.nodes.get('master-0'), ['10.0.0.6']);
   });
@@ -102,7 +102,7 @@ test('a node whose IP changes under the same name is rewritten', async () => {
 test('a node added to the cluster is served by the running monitor, the others kept', async () => {
   await withMonitor({}, async (c) => {
     await until('the first node on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.5');
-    c.server.create(node('worker-3', ['10.0.0.33']));
+    await c.server.create(node('worker-3', ['10.0.0.33']));
     await until('the new node on disk', async () => (await readAnswers(c.out))?.nodes.get('worker-3')?.[0] === '10.0.0.33');
     assert.equal((await readAnswers(c.out))?.nodes.get('master-0'), ['10.0.0.5']);
   });
@@ -112,12 +112,12 @@ test('a DNSRecord turned Unmanaged stops being served, and is served again once 
   const name = `*.apps2.${DOMAIN}`;
   const ref = { resource: 'dnsrecords', namespace: DNSRECORD_NS, name: 'apps2-wildcard' };
   await withMonitor({}, async (c) => {
-    c.server.create(dnsRecord(ref.name, { dnsName: `${name}.`, targets: ['10.0.2.40'] }));
+    await c.server.create(dnsRecord(ref.name, { dnsName: `${name}.`, targets: ['10.0.2.40'] }));
     await until('the Managed record on disk', () => served(c, name, 'A 10.0.2.40'));
-    c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Unmanaged' } });
+    await c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Unmanaged' } });
     await until('the Unmanaged record dropped', async () => !(await readAnswers(c.out))?.names.has(name));
     assertNothingBlanked(await readAnswers(c.out), INGRESS_IP);
-    c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Managed' } });
+    await c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Managed' } });
     await until('the record served again', () => served(c, name, 'A 10.0.2.40'));
   });
 });
@@ -126,8 +126,8 @@ test('an API outage blanks nothing, and changes made during it are served after 
   await withMonitor({}, async (c) => {
     await firstRender(c);
     await c.server.stop();
-    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.31' }] } });
-    c.server.update(node('master-0', ['10.0.0.6']));
+    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.31' }] } });
+    await c.server.update(node('master-0', ['10.0.0.6']));
     c.server.compact();
     const outageEnds = Date.now() + 1500;
     while (Date.now() < outageEnds) {
@@ -300,7 +300,7 @@ test('/healthz answers at once; /readyz is 503 until the first complete render, 
     await sleep(200);
     assert.is(await readAnswers(c.out), undefined, 'nothing written while *.apps has no address');
     assert.is(await get('/readyz'), 503);
-    c.server.create({
+    await c.server.create({
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: ROUTER.name, namespace: ROUTER.namespace },
@@ -392,7 +392,7 @@ test('a Corefile write that fails is retried by itself, with no further cluster 
     await rm(c.out);
     await mkdir(c.out);
     await writeFile(join(c.out, 'blocker'), '');
-    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
     await until('a failed write', () => m.logs().some((l) => l.level === 'error' && String(l.msg).startsWith('writing the Corefile failed')));
     await rm(c.out, { recursive: true });
     await until('the Corefile written by a retry', () => served(c, APPS, 'A 10.0.1.99'), 4000);
@@ -405,7 +405,7 @@ test('a Corefile edited by hand is rewritten at the next computation, even one t
     const good = await readFile(c.out, 'utf8');
     await writeFile(c.out, `${good}\n# edited by hand\n`);
     // A label is nothing lbdns serves: the rendering stays the same, only a computation runs.
-    c.server.mergePatch(ROUTER, { metadata: { labels: { touched: 'yes' } } });
+    await c.server.mergePatch(ROUTER, { metadata: { labels: { touched: 'yes' } } });
     await until('the Corefile restored', async () => (await readFile(c.out, 'utf8')) === good, 4000);
   });
 });

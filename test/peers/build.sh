@@ -32,6 +32,8 @@ if [ ! -x "$kube" ]; then
     -ldflags "-X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor" \
     -o "$root/$kube.tmp" .)
   mv "$kube.tmp" "$kube"
+  # Builds of earlier sources are never used again.
+  for old in .peers/kube-apiserver-*; do [ "$old" = ".peers/kube-apiserver-$src_hash" ] || rm -rf "$old"; done
 fi
 
 # Stable names for the tests.

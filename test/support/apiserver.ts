@@ -1,7 +1,11 @@
 /**
  * The real kube-apiserver with etcd (`make peers`, test/peers/kube-apiserver) on loopback, with
- * the CRDs lbdns reads and writes installed unchanged, and a small admin client for tests to
- * seed and change objects through the API as a cluster's own controllers would.
+ * the CRDs lbdns reads and writes installed unchanged, and an admin client for tests to seed and
+ * change objects through the API as a cluster's own controllers would.
+ *
+ * One server is shared by the tests of a process (it takes seconds to start) and made empty
+ * again for each cluster a test asks for (`sharedApiServer().reset`); a test that stops the API
+ * (an outage) starts its own.
  */
 import { request } from 'node:https';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -11,29 +15,32 @@ import { fileURLToPath } from 'node:url';
 import { loadAll } from 'js-yaml';
 import { peerBinary, startPeer, waitForOutput, type PeerProcess } from './peers.js';
 
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; [key: string]: unknown };
-  [key: string]: unknown;
-}
+import type { KubeObject, StoredObject } from './kube-api-server.js';
 
-/** A failed request: the HTTP status and the API's Status message. */
+export type { KubeObject, StoredObject };
+
+/** A failed request: the HTTP status and the API's Status body. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly body: { message?: string; reason?: string; details?: unknown },
+    readonly body: { message?: string; reason?: string; details?: { causes?: { field?: string; message?: string }[] } },
   ) {
     super(`${status} ${body.reason ?? ''}: ${body.message ?? JSON.stringify(body)}`);
   }
 }
 
 export const FIXTURE_CRDS = fileURLToPath(new URL('../fixtures/crds/', import.meta.url));
-const PROJECT_CRDS = fileURLToPath(new URL('../../manifests/', import.meta.url));
+const MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
 
-/** The CRDs every test server has: OpenShift's, Gateway API's, Kuadrant's and lbdns's own. */
-export const CRD_FILES = [
-  `${FIXTURE_CRDS}0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml`,
+export const INFRASTRUCTURE_CRDS = {
+  'release-4.19': `${FIXTURE_CRDS}0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.crd.yaml`,
+  main: `${FIXTURE_CRDS}0000_10_config-operator_01_infrastructures-TechPreviewNoUpgrade.main.crd.yaml`,
+} as const;
+export type InfrastructureCrd = keyof typeof INFRASTRUCTURE_CRDS;
+export const HOSTED_NET_SERVICES_CRD = `${MANIFESTS}crd-hostednetservices.yaml`;
+
+/** The CRDs every server has besides the Infrastructure one: OpenShift's, Gateway API's and Kuadrant's. */
+const BASE_CRDS = [
   `${FIXTURE_CRDS}0000_10_config-operator_01_dnses.crd.yaml`,
   `${FIXTURE_CRDS}0000_50_dns_01_dnsrecords.crd.yaml`,
   `${FIXTURE_CRDS}0000_80_machine-config_01_machineconfigs.crd.yaml`,
@@ -41,29 +48,133 @@ export const CRD_FILES = [
   `${FIXTURE_CRDS}gateway.networking.k8s.io_httproutes.yaml`,
   `${FIXTURE_CRDS}kuadrant.io_dnspolicies.yaml`,
   `${FIXTURE_CRDS}kuadrant.io_dnsrecords.yaml`,
-  `${PROJECT_CRDS}crd-hostednetservices.yaml`,
 ];
 
-interface Ready {
-  readonly url: string;
-  readonly admin: string;
-  readonly kubeconfigs: Readonly<Record<string, string>>;
+/** The identity lbdns runs as in tests that grant it only some rights (static token, no group). */
+export const LBDNS_USER = 'lbdns-test';
+/** The identity lbdns runs as otherwise: a cluster admin, apart from the one the tests themselves use. */
+export const LBDNS_ADMIN = 'lbdns-test-as-admin';
+
+/** A resource as tests name it: the plural, with its group where the plural alone is ambiguous. */
+interface ResourceInfo {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  /** Written through the status subresource. */
+  readonly status: boolean;
+}
+
+const RESOURCES: readonly ResourceInfo[] = [
+  { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false, status: false },
+  { apiVersion: 'v1', kind: 'Node', plural: 'nodes', namespaced: false, status: true },
+  { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true, status: true },
+  { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, status: false },
+  { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true, status: false },
+  { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, status: true },
+  { apiVersion: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, status: false },
+  { apiVersion: 'v1', kind: 'Event', plural: 'events', namespaced: true, status: false },
+  { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', plural: 'infrastructures', namespaced: false, status: true },
+  { apiVersion: 'config.openshift.io/v1', kind: 'DNS', plural: 'dnses', namespaced: false, status: true },
+  { apiVersion: 'ingress.operator.openshift.io/v1', kind: 'DNSRecord', plural: 'dnsrecords', namespaced: true, status: true },
+  { apiVersion: 'kuadrant.io/v1alpha1', kind: 'DNSRecord', plural: 'dnsrecords.kuadrant.io', namespaced: true, status: true },
+  { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', plural: 'gateways', namespaced: true, status: true },
+  { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, status: true },
+  { apiVersion: 'kuadrant.io/v1', kind: 'DNSPolicy', plural: 'dnspolicies', namespaced: true, status: true },
+  { apiVersion: 'lbdns.io/v1alpha1', kind: 'HostedNetServices', plural: 'hostednetservices', namespaced: false, status: true },
+  { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', plural: 'machineconfigs', namespaced: false, status: false },
+  { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false, status: true },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false, status: false },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false, status: false },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true, status: false },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true, status: false },
+  { apiVersion: 'apps/v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, status: true },
+  { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true, status: true },
+  { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', plural: 'servicemonitors', namespaced: true, status: false },
+  { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', plural: 'prometheusrules', namespaced: true, status: false },
+];
+
+function infoOfObject(obj: KubeObject): ResourceInfo {
+  const found = RESOURCES.find((r) => r.kind === obj.kind && r.apiVersion === obj.apiVersion);
+  if (found === undefined) throw new Error(`apiserver.ts: kind ${obj.apiVersion} ${obj.kind} is not in RESOURCES`);
+  return found;
+}
+
+function infoOfResource(resource: string): ResourceInfo {
+  const found = RESOURCES.find((r) => r.plural === resource || `${r.plural}.${r.apiVersion.split('/')[0]}` === resource);
+  if (found === undefined) throw new Error(`apiserver.ts: resource ${resource} is not in RESOURCES`);
+  return found;
+}
+
+const plural = (info: ResourceInfo): string => info.plural.split('.')[0] as string;
+
+function collectionPath(info: ResourceInfo, namespace: string | undefined): string {
+  const base = info.apiVersion.includes('/') ? `/apis/${info.apiVersion}` : `/api/${info.apiVersion}`;
+  return `${base}${info.namespaced && namespace !== undefined ? `/namespaces/${namespace}` : ''}/${plural(info)}`;
+}
+
+/** An object as tests name it: `{ resource: 'services', namespace, name }`. */
+export interface ObjectRef {
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/** What the audit log says one request was: who asked what, and the answer's status. */
+export interface AuditedRequest {
+  readonly user: string;
+  readonly verb: string;
+  readonly uri: string;
+  readonly resource: string | undefined;
+  readonly subresource: string | undefined;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly apiGroup: string | undefined;
+  readonly status: number;
+}
+
+export interface RbacRule {
+  readonly verbs: readonly string[];
+  readonly apiGroups?: readonly string[];
+  readonly resources?: readonly string[];
+  readonly resourceNames?: readonly string[];
+  readonly nonResourceURLs?: readonly string[];
+  /** A Role's rule in this namespace; absent: a ClusterRole's. */
+  readonly namespace?: string;
 }
 
 export interface ApiServer {
   readonly url: string;
-  /** The admin's kubeconfig (system:masters). */
+  /** The CA that signed the serving certificate (PEM). */
+  readonly ca: string;
+  /** The admin's bearer token. */
+  readonly adminToken: string;
+  /** A cluster admin's kubeconfig (system:masters) for lbdns to use. */
   readonly kubeconfig: string;
-  /** The kubeconfig of a `-user` given at start. */
-  kubeconfigOf(user: string): string;
-  /** The admin's REST calls; a path is `/api/v1/…` or `/apis/GROUP/VERSION/…`. */
-  get<T = KubeObject>(path: string): Promise<T>;
-  create<T = KubeObject>(obj: KubeObject): Promise<T>;
-  /** A JSON merge patch; `subresource` 'status' for the status. */
-  patch<T = KubeObject>(obj: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>, patch: unknown, subresource?: 'status'): Promise<T>;
-  delete(obj: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<void>;
-  /** create, then the status through its subresource (a create drops it), as a controller writes it. */
-  seed(obj: KubeObject): Promise<KubeObject>;
+  /** The kubeconfig of LBDNS_USER, who holds only what grant() gave. */
+  readonly userKubeconfig: string;
+  /** The admin's REST call; a path is `/api/v1/…` or `/apis/GROUP/VERSION/…`. */
+  call<T = StoredObject>(method: string, path: string, body?: unknown, contentType?: string): Promise<T>;
+  /** create, then the status through its subresource (a create drops it), as a controller writes both. */
+  create<T = StoredObject>(obj: KubeObject): Promise<T>;
+  /** undefined when there is none. */
+  get<T = StoredObject>(ref: ObjectRef): Promise<T | undefined>;
+  list<T = StoredObject>(resource: string, namespace?: string): Promise<T[]>;
+  /** Replaces the whole object, status included. */
+  update<T = StoredObject>(obj: KubeObject): Promise<T>;
+  /** An RFC 7386 merge patch of the whole object: its status through the subresource. */
+  mergePatch<T = StoredObject>(ref: ObjectRef, patch: Record<string, unknown>): Promise<T>;
+  patchStatus<T = StoredObject>(ref: ObjectRef, status: unknown): Promise<T>;
+  delete(ref: ObjectRef): Promise<void>;
+  /** Creates the namespace unless it exists (namespaces outlive a reset). */
+  ensureNamespace(namespace: string): Promise<void>;
+  /** Grants LBDNS_USER these rules (until the next reset). */
+  grant(rules: readonly RbacRule[]): Promise<void>;
+  /** Requests the audit log recorded since the last clearRequests(): one user's, or lbdns's as either identity. */
+  requests(user?: string): Promise<AuditedRequest[]>;
+  clearRequests(): Promise<void>;
+  /** Empties the cluster of what tests made, and sets up the CRDs a test wants. */
+  reset(opts?: ResetOptions): Promise<void>;
   /** Stops the server (the API goes away); start() brings the same cluster back on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -72,49 +183,40 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** Plural resource names of the kinds tests write. */
-const PLURALS: Readonly<Record<string, string>> = {
-  Namespace: 'namespaces',
-  Node: 'nodes',
-  Service: 'services',
-  ConfigMap: 'configmaps',
-  Secret: 'secrets',
-  Event: 'events',
-  ServiceAccount: 'serviceaccounts',
-  Infrastructure: 'infrastructures',
-  DNS: 'dnses',
-  DNSRecord: 'dnsrecords',
-  Gateway: 'gateways',
-  HTTPRoute: 'httproutes',
-  DNSPolicy: 'dnspolicies',
-  HostedNetServices: 'hostednetservices',
-  MachineConfig: 'machineconfigs',
-  CustomResourceDefinition: 'customresourcedefinitions',
-  ClusterRole: 'clusterroles',
-  ClusterRoleBinding: 'clusterrolebindings',
-  Role: 'roles',
-  RoleBinding: 'rolebindings',
-};
-
-export function pathOf(obj: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>, withName = true): string {
-  const plural = PLURALS[obj.kind];
-  if (plural === undefined) throw new Error(`apiserver.ts: no plural known for kind ${obj.kind}`);
-  const base = obj.apiVersion.includes('/') ? `/apis/${obj.apiVersion}` : `/api/${obj.apiVersion}`;
-  const ns = obj.metadata.namespace === undefined ? '' : `/namespaces/${obj.metadata.namespace}`;
-  return `${base}${ns}/${plural}${withName ? `/${obj.metadata.name}` : ''}`;
+export interface ResetOptions {
+  /** Which Infrastructure CRD is installed; default release-4.19. */
+  readonly infrastructureCrd?: InfrastructureCrd;
+  /** Install lbdns's HostedNetServices CRD (on-prem switches); default not. */
+  readonly hostedNetServices?: boolean;
 }
 
-/**
- * Starts a fresh cluster: etcd and kube-apiserver in one process, the CRDs installed and
- * established. `users`: `NAME[=GROUP,GROUP…]` identities with a static token each.
- */
-export async function startApiServer(opts: { users?: readonly string[] } = {}): Promise<ApiServer> {
+interface Ready {
+  readonly url: string;
+  readonly admin: string;
+  readonly kubeconfigs: Readonly<Record<string, string>>;
+}
+
+/** Namespaces the server makes itself: never emptied. */
+const SYSTEM_NAMESPACES = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease']);
+/** What reset() deletes: every object of these, but in system namespaces. */
+const RESET_RESOURCES = ['hostednetservices', 'services', 'configmaps', 'secrets', 'events', 'dnsrecords', 'dnsrecords.kuadrant.io', 'gateways', 'httproutes', 'dnspolicies', 'nodes', 'infrastructures', 'dnses', 'machineconfigs', 'pods', 'serviceaccounts', 'daemonsets', 'deployments'];
+const TEST_LABEL = 'lbdns.test/made-by';
+
+async function crdsOf(file: string): Promise<StoredObject[]> {
+  return (loadAll(await readFile(file, 'utf8')) as StoredObject[]).filter((d) => d?.kind === 'CustomResourceDefinition');
+}
+
+/** Starts a fresh cluster: etcd and kube-apiserver in one process, the CRDs installed and established. */
+export async function startApiServer(opts: ResetOptions & { readonly sans?: readonly string[] } = {}): Promise<ApiServer> {
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-apiserver-'));
-  const args = ['-dir', dir, ...(opts.users ?? []).flatMap((u) => ['-user', u])];
+  const args = ['-dir', dir, '-user', LBDNS_USER, '-user', `${LBDNS_ADMIN}=system:masters`, ...(opts.sans ?? []).flatMap((n) => ['-san', n])];
   let peer: PeerProcess | undefined;
   let ready: Ready | undefined;
   let ca: string | undefined;
   let token: string | undefined;
+  let auditFrom = 0;
+  const namespaces = new Set<string>();
+  let crds: { infrastructure: InfrastructureCrd; hostedNetServices: boolean } | undefined;
 
   const launch = async (): Promise<void> => {
     peer = startPeer(peerBinary('kube-apiserver'), args);
@@ -124,45 +226,217 @@ export async function startApiServer(opts: { users?: readonly string[] } = {}): 
     token ??= /"token":\s*"([^"]+)"/.exec(await readFile(ready.admin, 'utf8'))?.[1];
   };
 
-  const call = <T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> =>
+  // A 429 is the server asking to come back (a CRD's storage starting up): the admin client waits, as kubectl does.
+  const call = async <T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await callOnce<T>(method, path, body, contentType);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 429) || attempt >= 100) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  };
+  const callOnce = <T>(method: string, path: string, body: unknown, contentType: string): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const url = new URL(path, ready?.url);
       const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      const req = request(url, { method, ca, headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(payload ? { 'content-type': contentType, 'content-length': payload.length } : {}) } }, (res) => {
+      const headers = { authorization: `Bearer ${token}`, accept: 'application/json', ...(payload ? { 'content-type': contentType, 'content-length': String(payload.length) } : {}) };
+      const req = request(new URL(path, ready?.url), { method, ca, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          const parsed = (text === '' ? {} : JSON.parse(text)) as T;
+          let parsed: unknown;
+          try {
+            parsed = text === '' ? {} : JSON.parse(text);
+          } catch {
+            parsed = { message: `${method} ${path}: ${text.trim()}` };
+          }
           if ((res.statusCode ?? 0) >= 300) reject(new ApiError(res.statusCode ?? 0, parsed as ApiError['body']));
-          else resolve(parsed);
+          else resolve(parsed as T);
         });
       });
       req.on('error', reject);
       req.end(payload);
     });
 
+  const ensureNamespace = async (namespace: string | undefined): Promise<void> => {
+    if (namespace === undefined || namespaces.has(namespace) || SYSTEM_NAMESPACES.has(namespace)) return;
+    await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }).catch((err: unknown) => {
+      if (!(err instanceof ApiError && err.status === 409)) throw err;
+    });
+    namespaces.add(namespace);
+  };
+
+  const objectPath = (info: ResourceInfo, namespace: string | undefined, name: string): string => `${collectionPath(info, namespace)}/${name}`;
+  const refPath = (ref: ObjectRef): string => objectPath(infoOfResource(ref.resource), ref.namespace, ref.name);
+  const objPath = (obj: KubeObject): string => objectPath(infoOfObject(obj), obj.metadata?.namespace, obj.metadata?.name ?? '');
+
+  const waitEstablished = async (name: string): Promise<void> => {
+    for (let i = 0; ; i++) {
+      const got = await call<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+      if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+      if (i > 400) throw new Error(`CRD ${name} not established after 20 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const waitGone = async (path: string): Promise<void> => {
+    for (let i = 0; ; i++) {
+      const gone = await call('GET', path).then(
+        () => false,
+        (err: unknown) => err instanceof ApiError && err.status === 404,
+      );
+      if (gone) return;
+      if (i > 400) throw new Error(`${path} still there after 20 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const installCrd = async (crd: StoredObject): Promise<void> => {
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+    const current = await call<StoredObject>('GET', path).catch(() => undefined);
+    if (current === undefined) await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    else await call('PUT', path, { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } });
+    await waitEstablished(crd.metadata.name);
+    // Established comes before the storage serves: a write then gets 429 "storage is (re)initializing".
+    const spec = crd.spec as { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
+    const version = spec.versions.find((v) => v.served)?.name;
+    for (let i = 0; ; i++) {
+      const ok = await call('GET', `/apis/${spec.group}/${version}/${spec.names.plural}?limit=1`).then(
+        () => true,
+        () => false,
+      );
+      if (ok) return;
+      if (i > 400) throw new Error(`CRD ${crd.metadata.name} not served after 20 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  const deleteAll = async (resource: string): Promise<void> => {
+    const info = infoOfResource(resource);
+    const list = await call<{ items: StoredObject[] }>('GET', collectionPath(info, undefined)).catch((err: unknown) => {
+      if (err instanceof ApiError && err.status === 404) return { items: [] };
+      throw err;
+    });
+    await Promise.all(
+      list.items
+        .filter((o) => o.metadata.namespace === undefined || !SYSTEM_NAMESPACES.has(o.metadata.namespace) || o.metadata.labels?.[TEST_LABEL] !== undefined)
+        .filter((o) => !(o.kind === 'Service' && o.metadata.namespace === 'default' && o.metadata.name === 'kubernetes'))
+        .map((o) => call('DELETE', objectPath(info, o.metadata.namespace, o.metadata.name), { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 }).catch(() => undefined)),
+    );
+  };
+
   const api: ApiServer = {
     get url() {
       return ready?.url ?? '';
     },
+    get ca() {
+      return ca ?? '';
+    },
+    get adminToken() {
+      return token ?? '';
+    },
     get kubeconfig() {
-      return ready?.admin ?? '';
+      return ready?.kubeconfigs[LBDNS_ADMIN] ?? '';
     },
-    kubeconfigOf: (user) => {
-      const path = ready?.kubeconfigs[user];
-      if (path === undefined) throw new Error(`no kubeconfig for ${user}: give it in startApiServer's users`);
-      return path;
+    get userKubeconfig() {
+      return ready?.kubeconfigs[LBDNS_USER] ?? '';
     },
-    get: (path) => call('GET', path),
-    create: (obj) => call('POST', pathOf(obj, false), obj),
-    patch: (obj, patch, subresource) => call('PATCH', `${pathOf(obj)}${subresource ? `/${subresource}` : ''}`, patch, 'application/merge-patch+json'),
-    delete: async (obj) => {
-      await call('DELETE', pathOf(obj));
+    call,
+    create: async (obj) => {
+      const info = infoOfObject(obj);
+      await ensureNamespace(obj.metadata?.namespace);
+      const created = await call<StoredObject>('POST', collectionPath(info, obj.metadata?.namespace), obj);
+      if (!info.status || obj.status === undefined) return created as never;
+      return call('PATCH', `${objPath(obj)}/status`, { status: obj.status }, 'application/merge-patch+json');
     },
-    seed: async (obj) => {
-      const created = await api.create<KubeObject>(obj);
-      return obj.status === undefined ? created : api.patch<KubeObject>(obj, { status: obj.status }, 'status');
+    get: (ref) =>
+      call('GET', refPath(ref)).catch((err: unknown) => {
+        if (err instanceof ApiError && err.status === 404) return undefined;
+        throw err;
+      }) as never,
+    list: async (resource, namespace) => (await call<{ items: never[] }>('GET', collectionPath(infoOfResource(resource), namespace))).items,
+    update: async (obj) => {
+      const info = infoOfObject(obj);
+      const current = await call<StoredObject>('GET', objPath(obj));
+      const rv = current.metadata.resourceVersion;
+      const { status, ...main } = obj;
+      const replaced = await call<StoredObject>('PUT', objPath(obj), { ...main, metadata: { ...obj.metadata, resourceVersion: rv } });
+      if (!info.status) return replaced as never;
+      return call('PUT', `${objPath(obj)}/status`, { ...replaced, status: status ?? {} });
+    },
+    mergePatch: async (ref, patch) => {
+      const info = infoOfResource(ref.resource);
+      const { status, ...main } = patch;
+      let result: unknown;
+      if (Object.keys(main).length > 0 || !info.status) result = await call('PATCH', refPath(ref), info.status ? main : patch, 'application/merge-patch+json');
+      if (info.status && status !== undefined) result = await call('PATCH', `${refPath(ref)}/status`, { status }, 'application/merge-patch+json');
+      return result as never;
+    },
+    patchStatus: (ref, status) => call('PATCH', `${refPath(ref)}/status`, { status }, 'application/merge-patch+json'),
+    delete: async (ref) => {
+      await call('DELETE', refPath(ref), { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 });
+    },
+    ensureNamespace,
+    grant: async (rules) => {
+      const labels = { [TEST_LABEL]: 'grant' };
+      const byNamespace = new Map<string | undefined, RbacRule[]>();
+      for (const rule of rules) byNamespace.set(rule.namespace, [...(byNamespace.get(rule.namespace) ?? []), rule]);
+      let n = 0;
+      for (const [namespace, group] of byNamespace) {
+        const name = `lbdns-test-grant-${++n}`;
+        const policy = group.map(({ namespace: _ns, ...rule }) => rule);
+        const subjects = [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: LBDNS_USER }];
+        if (namespace === undefined) {
+          await call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules: policy });
+          await call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name, labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects });
+        } else {
+          await ensureNamespace(namespace);
+          await call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace, labels }, rules: policy });
+          await call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace, labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects });
+        }
+      }
+    },
+    requests: async (user) => {
+      const text = await readFile(join(dir, 'audit.log'), 'utf8').catch(() => '');
+      return text
+        .slice(auditFrom)
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { user: { username: string }; verb: string; requestURI: string; objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string; apiGroup?: string }; responseStatus?: { code?: number } })
+        .filter((e) => (user === undefined ? e.user.username === LBDNS_ADMIN || e.user.username === LBDNS_USER : e.user.username === user))
+        .map((e) => ({ user: e.user.username, verb: e.verb, uri: e.requestURI, resource: e.objectRef?.resource, subresource: e.objectRef?.subresource, namespace: e.objectRef?.namespace, name: e.objectRef?.name, apiGroup: e.objectRef?.apiGroup, status: e.responseStatus?.code ?? 0 }));
+    },
+    clearRequests: async () => {
+      auditFrom = (await readFile(join(dir, 'audit.log'), 'utf8').catch(() => '')).length;
+    },
+    reset: async (opts: ResetOptions = {}) => {
+      const infrastructure = opts.infrastructureCrd ?? 'release-4.19';
+      const hostedNetServices = opts.hostedNetServices ?? false;
+      await Promise.all(RESET_RESOURCES.map(deleteAll));
+      for (const kind of ['clusterrolebindings', 'clusterroles']) {
+        const list = await call<{ items: StoredObject[] }>('GET', `/apis/rbac.authorization.k8s.io/v1/${kind}?labelSelector=${encodeURIComponent(TEST_LABEL)}`);
+        await Promise.all(list.items.map((o) => call('DELETE', `/apis/rbac.authorization.k8s.io/v1/${kind}/${o.metadata.name}`)));
+      }
+      for (const kind of ['rolebindings', 'roles']) {
+        const list = await call<{ items: StoredObject[] }>('GET', `/apis/rbac.authorization.k8s.io/v1/${kind}?labelSelector=${encodeURIComponent(TEST_LABEL)}`);
+        await Promise.all(list.items.map((o) => call('DELETE', `/apis/rbac.authorization.k8s.io/v1/namespaces/${o.metadata.namespace}/${kind}/${o.metadata.name}`)));
+      }
+      if (crds?.infrastructure !== infrastructure) {
+        for (const crd of await crdsOf(INFRASTRUCTURE_CRDS[infrastructure])) await installCrd(crd);
+      }
+      if (crds?.hostedNetServices !== hostedNetServices) {
+        for (const crd of await crdsOf(HOSTED_NET_SERVICES_CRD)) {
+          if (hostedNetServices) {
+            await installCrd(crd);
+          } else if (crds !== undefined) {
+            const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+            await call('DELETE', path);
+            await waitGone(path);
+          }
+        }
+      }
+      crds = { infrastructure, hostedNetServices };
+      await api.clearRequests();
     },
     stop: async () => {
       await peer?.stop();
@@ -177,7 +451,8 @@ export async function startApiServer(opts: { users?: readonly string[] } = {}): 
 
   try {
     await launch();
-    await installCrds(api);
+    for (const file of BASE_CRDS) for (const crd of await crdsOf(file)) await installCrd(crd);
+    await api.reset(opts);
   } catch (err) {
     await api.close();
     throw err;
@@ -185,17 +460,10 @@ export async function startApiServer(opts: { users?: readonly string[] } = {}): 
   return api;
 }
 
-async function installCrds(api: ApiServer): Promise<void> {
-  const crds: KubeObject[] = [];
-  for (const file of CRD_FILES) crds.push(...(loadAll(await readFile(file, 'utf8')) as KubeObject[]).filter((d) => d?.kind === 'CustomResourceDefinition'));
-  await Promise.all(crds.map((crd) => api.create(crd)));
-  for (const crd of crds) {
-    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
-    for (let i = 0; ; i++) {
-      const got = await api.get<{ status?: { conditions?: { type: string; status: string }[] } }>(path);
-      if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (i > 200) throw new Error(`CRD ${crd.metadata.name} not established after 10 s`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+let shared: Promise<ApiServer> | undefined;
+
+/** The server the tests of this process share; started at the first call, stopped when the process exits. */
+export function sharedApiServer(): Promise<ApiServer> {
+  shared ??= startApiServer();
+  return shared;
 }

@@ -1,16 +1,18 @@
 /**
- * A small OpenShift-on-AWS cluster in the test API server: the Infrastructure (platform
- * AWS, domain c1.example.com from its internal API URI), the installer's LB config
- * ConfigMap, the router Service and nodes. Plus helpers to run the monitor against it and
- * to read the answers a written Corefile gives.
+ * A small OpenShift-on-AWS cluster in the real kube-apiserver: the Infrastructure (platform
+ * AWS, domain c1.example.com from its internal API URI), the installer's LB config ConfigMap,
+ * the router Service and nodes. Plus helpers to run the monitor against it and to read the
+ * answers a written Corefile gives. startFakeCluster seeds the same cluster into the test API
+ * server, for the faults a real server cannot be made to produce on demand.
  */
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { watchLbStatusCommand } from '../../lib/commands/watch-lb-status.js';
 import type { RawConfig } from '../../lib/inputs/config.js';
 import { startKubeApiServer, type KubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
+import { sharedApiServer, startApiServer, type ApiServer, type InfrastructureCrd, type RbacRule } from './apiserver.js';
 
 export const DOMAIN = 'c1.example.com';
 export const API_IP = '10.0.0.10';
@@ -32,19 +34,43 @@ export const REFRESH_WAIT_MS = 10_000;
 export type IngressEntry = unknown;
 
 export interface ClusterSeed {
+  /** The Infrastructure's status.platformStatus; default AWS in us-east-1 with dnsType ClusterHosted. */
+  readonly platformStatus?: Record<string, unknown>;
   /** Router Service ingress entries; default one entry with INGRESS_IP. null: no router Service at all. */
   readonly ingress?: readonly IngressEntry[] | null;
   /** Node name → InternalIPs; default master-0 = 10.0.0.5. */
   readonly nodes?: Readonly<Record<string, readonly string[]>>;
+}
+
+export interface RealClusterSeed extends ClusterSeed {
+  /** A server of the test's own, closed with the fixture: for tests that stop the API (an outage). */
+  readonly own?: { readonly sans?: readonly string[] };
+  /** lbdns runs as a user holding only these rules; absent: as the cluster admin. */
+  readonly rules?: readonly RbacRule[];
+  readonly infrastructureCrd?: InfrastructureCrd;
+  readonly hostedNetServices?: boolean;
+}
+
+export interface FakeClusterSeed extends ClusterSeed {
   readonly server?: KubeApiServerOptions;
 }
 
-export interface ClusterFixture {
-  readonly server: KubeApiServer;
-  readonly dir: string;
+/** Where lbdns finds the cluster and writes its files: all the monitor needs. */
+export interface ClusterAccess {
   readonly kubeconfig: string;
   /** Where tests let lbdns write the Corefile. */
   readonly out: string;
+  readonly dir: string;
+}
+
+export interface ClusterFixture extends ClusterAccess {
+  /** The shared real kube-apiserver, emptied and seeded for this cluster. */
+  readonly server: ApiServer;
+  close(): Promise<void>;
+}
+
+export interface FakeClusterFixture extends ClusterAccess {
+  readonly server: KubeApiServer;
   close(): Promise<void>;
 }
 
@@ -53,7 +79,7 @@ function routerService(ingress: readonly IngressEntry[]): KubeObject {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: ROUTER.name, namespace: ROUTER.namespace },
-    spec: { type: 'LoadBalancer' },
+    spec: { type: 'LoadBalancer', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
     status: { loadBalancer: { ingress } },
   };
 }
@@ -76,25 +102,64 @@ export function dnsRecord(name: string, spec: { dnsName: string; targets: readon
   };
 }
 
-/** Starts a server seeded with the cluster and writes its kubeconfig into a fresh temp dir. */
-export async function startCluster(seed: ClusterSeed = {}): Promise<ClusterFixture> {
+/** An AWS cluster installed with cluster-hosted DNS: the design lbdns serves. */
+export const AWS_CLUSTER_HOSTED = { type: 'AWS', aws: { region: 'us-east-1', cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } as const;
+
+/** The objects of the seeded cluster. */
+function clusterObjects(seed: ClusterSeed): KubeObject[] {
+  const platformStatus = seed.platformStatus ?? AWS_CLUSTER_HOSTED;
+  return [
+    {
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'Infrastructure',
+      metadata: { name: 'cluster' },
+      spec: { platformSpec: { type: platformStatus.type } },
+      status: { platform: platformStatus.type, platformStatus, apiServerInternalURI: `https://api-int.${DOMAIN}:6443` },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: LB_CONFIG.name, namespace: LB_CONFIG.namespace },
+      data: { 'internal-api-lb-dns-name': API_INT_IP, 'external-api-lb-dns-name': API_IP },
+    },
+    ...(seed.ingress === null ? [] : [routerService(seed.ingress ?? [{ ip: INGRESS_IP }])]),
+    ...Object.entries(seed.nodes ?? { 'master-0': ['10.0.0.5'] }).map(([name, ips]) => node(name, ips)),
+  ];
+}
+
+/** A copy of the server's kubeconfig in the cluster's own folder: a test may edit it. */
+export async function ownKubeconfig(path: string, dir: string): Promise<string> {
+  const own = join(dir, 'kubeconfig');
+  await copyFile(path, own);
+  return own;
+}
+
+/** Empties the shared real kube-apiserver and seeds the cluster; lbdns's files go to a fresh temp dir. */
+export async function startCluster(seed: RealClusterSeed = {}, extra: readonly KubeObject[] = []): Promise<ClusterFixture> {
+  const crds = { ...(seed.infrastructureCrd ? { infrastructureCrd: seed.infrastructureCrd } : {}), ...(seed.hostedNetServices ? { hostedNetServices: true } : {}) };
+  const server = seed.own ? await startApiServer({ ...crds, ...seed.own }) : await sharedApiServer();
+  if (!seed.own) await server.reset(crds);
+  for (const obj of [...clusterObjects(seed), ...extra]) await server.create(obj);
+  if (seed.rules !== undefined) await server.grant(seed.rules);
+  await server.clearRequests();
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-cluster-'));
+  return {
+    server,
+    dir,
+    kubeconfig: await ownKubeconfig(seed.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir),
+    out: join(dir, 'Corefile'),
+    close: async () => {
+      if (seed.own) await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The same cluster in the test API server, for fault tests; writes its kubeconfig into a fresh temp dir. */
+export async function startFakeCluster(seed: FakeClusterSeed = {}): Promise<FakeClusterFixture> {
   const server = await startKubeApiServer(seed.server);
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-cluster-'));
-  server.create({
-    apiVersion: 'config.openshift.io/v1',
-    kind: 'Infrastructure',
-    metadata: { name: 'cluster' },
-    spec: { platformSpec: { type: 'AWS' } },
-    status: { platform: 'AWS', platformStatus: { type: 'AWS', aws: { region: 'us-east-1' } }, apiServerInternalURI: `https://api-int.${DOMAIN}:6443` },
-  });
-  server.create({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: LB_CONFIG.name, namespace: LB_CONFIG.namespace },
-    data: { 'internal-api-lb-dns-name': API_INT_IP, 'external-api-lb-dns-name': API_IP },
-  });
-  if (seed.ingress !== null) server.create(routerService(seed.ingress ?? [{ ip: INGRESS_IP }]));
-  for (const [name, ips] of Object.entries(seed.nodes ?? { 'master-0': ['10.0.0.5'] })) server.create(node(name, ips));
+  for (const obj of clusterObjects(seed)) server.create(obj);
   const kubeconfig = await server.writeKubeconfig(dir);
   return {
     server,
@@ -142,7 +207,7 @@ export interface StartMonitorOptions {
 }
 
 /** Runs `watch-lb-status` in-process against the fixture, as the monitor container would. */
-export async function startMonitor(cluster: ClusterFixture, opts: StartMonitorOptions = {}): Promise<RunningMonitor> {
+export async function startMonitor(cluster: ClusterAccess, opts: StartMonitorOptions = {}): Promise<RunningMonitor> {
   const stderr = captured();
   const stdout = captured();
   const abort = new AbortController();
@@ -286,4 +351,15 @@ export async function until(what: string, check: () => Promise<boolean> | boolea
     if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(10);
   }
+}
+
+/** Fails unless `promise` rejects with an error whose message matches `pattern`; returns that error. */
+export async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<Error> {
+  const outcome = await promise.then(
+    () => undefined,
+    (err: unknown) => err as Error,
+  );
+  if (outcome === undefined) throw new Error(`expected a rejection matching ${pattern}, but it resolved`);
+  if (!pattern.test(outcome.message)) throw new Error(`expected a rejection matching ${pattern}, got: ${outcome.message}`);
+  return outcome;
 }

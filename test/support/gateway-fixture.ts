@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { load as parseYaml } from 'js-yaml';
 import { loadCrd } from './crd-validate.js';
 import { CRD_DIR, crdValidator } from './crd-validators.js';
-import { startCluster, type ClusterFixture, type ClusterSeed } from './cluster-fixture.js';
+import { startCluster, type ClusterFixture, type RealClusterSeed } from './cluster-fixture.js';
 import { resourceType, type KubeObject, type ResourceType, type Validator } from './kube-api-server.js';
 
 export const GATEWAY_CRD_FILES = {
@@ -52,9 +52,9 @@ export function gatewayValidators(): Record<string, Validator> {
 export const ZONE = 'gw.example.net';
 export const NS = 'shop';
 
-/** The seeded OpenShift cluster of cluster-fixture, serving the four Gateway DNS kinds too. */
-export function startGatewayCluster(seed: ClusterSeed = {}): Promise<ClusterFixture> {
-  return startCluster({ ...seed, server: { ...seed.server, extraResources: [...GATEWAY_RESOURCES, ...(seed.server?.extraResources ?? [])], validators: { ...gatewayValidators(), ...seed.server?.validators } } });
+/** The seeded OpenShift cluster of cluster-fixture; the real server has the four Gateway DNS CRDs. */
+export function startGatewayCluster(seed: RealClusterSeed = {}): Promise<ClusterFixture> {
+  return startCluster(seed);
 }
 
 export interface ListenerSeed {

@@ -1,13 +1,13 @@
 /**
- * An on-prem cluster (bare metal by default) in the test API server, validated by the real
- * Infrastructure CRD of either release, optionally with the project's HostedNetServices CRD.
+ * An on-prem cluster (bare metal by default) in the real kube-apiserver, with the Infrastructure
+ * CRD of either release and, optionally, the project's HostedNetServices CRD.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { node, type ClusterFixture } from './cluster-fixture.js';
-import { crdValidators, HOSTED_NET_SERVICES_CRD, INFRASTRUCTURE_CRDS } from './crd-validators.js';
-import { resourceType, startKubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
+import { node, ownKubeconfig, type ClusterFixture } from './cluster-fixture.js';
+import { INFRASTRUCTURE_CRDS, sharedApiServer, type RbacRule } from './apiserver.js';
+import type { KubeObject } from './kube-api-server.js';
 import { onPremStatusKey } from '../../lib/sources/on-prem-vips.js';
 import type { OnPremPlatform } from '../../lib/model.js';
 
@@ -18,7 +18,6 @@ export const CRDS = Object.keys(INFRASTRUCTURE_CRDS) as (keyof typeof INFRASTRUC
 
 export type OnPrem = ClusterFixture;
 
-const HNS_TYPE = resourceType('lbdns.io/v1alpha1', 'hostednetservices', 'HostedNetServices', { hasStatus: true });
 export const HNS = { resource: 'hostednetservices', name: 'cluster' } as const;
 
 export function hostedNetServices(dns: Record<string, unknown>, name = 'cluster'): KubeObject {
@@ -31,20 +30,16 @@ export interface OnPremOptions {
   readonly status?: Record<string, unknown>;
   /** Install the HostedNetServices CRD. */
   readonly switches?: boolean;
-  /** RBAC rules and user of the test API server. */
-  readonly server?: Pick<KubeApiServerOptions, 'rules' | 'user'>;
+  /** lbdns runs as a user holding only these rules; absent: as the cluster admin. */
+  readonly rules?: readonly RbacRule[];
 }
 
-/** Starts the cluster; the caller closes it. */
+/** Empties the shared real kube-apiserver and seeds the cluster; the caller closes it. */
 export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
   const platform = opts.platform ?? 'BareMetal';
-  const server = await startKubeApiServer({
-    ...opts.server,
-    validators: crdValidators({ infrastructure: opts.crd ?? 'main', extra: opts.switches ? [HOSTED_NET_SERVICES_CRD] : [] }),
-    extraResources: opts.switches ? [HNS_TYPE] : [],
-  });
-  const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
-  server.create({
+  const server = await sharedApiServer();
+  await server.reset({ infrastructureCrd: opts.crd ?? 'main', hostedNetServices: opts.switches ?? false });
+  await server.create({
     apiVersion: 'config.openshift.io/v1',
     kind: 'Infrastructure',
     metadata: { name: 'cluster' },
@@ -55,19 +50,18 @@ export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
       platformStatus: { type: platform, [onPremStatusKey(platform)]: opts.status ?? { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP] } },
     },
   });
-  server.create(node('master-0', ['192.168.111.20']));
+  await server.create(node('master-0', ['192.168.111.20']));
+  if (opts.rules !== undefined) await server.grant(opts.rules);
+  await server.clearRequests();
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
   return {
     server,
     dir,
-    kubeconfig: await server.writeKubeconfig(dir),
+    kubeconfig: await ownKubeconfig(opts.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir),
     out: join(dir, 'Corefile'),
-    close: async () => {
-      await server.close();
-      await rm(dir, { recursive: true, force: true });
-    },
+    close: () => rm(dir, { recursive: true, force: true }),
   };
 }
-
 export async function withOnPrem(opts: OnPremOptions, body: (c: OnPrem) => Promise<void>): Promise<void> {
   const cluster = await startOnPrem(opts);
   try {

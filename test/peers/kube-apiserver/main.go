@@ -50,8 +50,9 @@ const adminUser = "lbdns-test-admin"
 
 func main() {
 	dir := flag.String("dir", "", "state folder; reused when it already holds a cluster")
-	var extra users
+	var extra, sans users
 	flag.Var(&extra, "user", "NAME[=GROUP,GROUP…]: a static token and DIR/NAME.kubeconfig for that identity (repeatable)")
+	flag.Var(&sans, "san", "a DNS name the serving certificate names besides localhost (repeatable; first start only)")
 	version := flag.Bool("version", false, "print the versions of kube-apiserver and etcd built in, and exit")
 	flag.Parse()
 	if *version {
@@ -61,7 +62,7 @@ func main() {
 	if *dir == "" {
 		fail(errors.New("-dir is required"))
 	}
-	if err := run(*dir, extra); err != nil {
+	if err := run(*dir, extra, sans); err != nil {
 		fail(err)
 	}
 }
@@ -87,7 +88,7 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func run(dir string, extra users) error {
+func run(dir string, extra, sans users) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -95,7 +96,10 @@ func run(dir string, extra users) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureCerts(dir); err != nil {
+	if err := ensureCerts(dir, sans); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "audit-policy.yaml"), []byte(auditPolicy), 0o600); err != nil {
 		return err
 	}
 	tokens, err := ensureTokens(filepath.Join(dir, "tokens.csv"), append(users{adminUser + "=system:masters"}, extra...))
@@ -143,11 +147,23 @@ func run(dir string, extra users) error {
 		"--disable-admission-plugins=ServiceAccount",
 		// A lone test server: the kubernetes Service's endpoints need no reconciling.
 		"--endpoint-reconciler-type=none",
+		// Every request at Metadata level, written before the response (the log backend's
+		// blocking mode): tests read who asked what, as a cluster admin reads an audit log.
+		"--audit-policy-file=" + filepath.Join(dir, "audit-policy.yaml"),
+		"--audit-log-path=" + filepath.Join(dir, "audit.log"),
+		"--audit-log-mode=blocking",
 		"--profiling=false",
 		"--v=0",
 	})
 	return cmd.Execute()
 }
+
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+`
 
 type ports struct {
 	API        int `json:"api"`
@@ -234,7 +250,7 @@ func announceWhenReady(serverURL, caFile, token string, kubeconfigs map[string]s
 
 // ensureCerts makes a CA, a serving certificate for 127.0.0.1, ::1 and localhost, and a
 // service-account signing key, unless the folder has them from an earlier start.
-func ensureCerts(dir string) error {
+func ensureCerts(dir string, sans []string) error {
 	if _, err := os.Stat(filepath.Join(dir, "sa.key")); err == nil {
 		return nil
 	}
@@ -269,7 +285,7 @@ func ensureCerts(dir string) error {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
-		DNSNames:     []string{"localhost"},
+		DNSNames:     append([]string{"localhost"}, sans...),
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
