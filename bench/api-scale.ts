@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import type { KubeApiServer, KubeObject, ListCost } from '../test/support/kube-api-server.js';
-import { startCluster, type ClusterFixture } from '../test/support/cluster-fixture.js';
+import { startFakeCluster, type FakeClusterFixture } from '../test/support/cluster-fixture.js';
 import { nodeIp, realisticNode } from './real-node.js';
 import { CorefileWatcher, figure, median, mib, ms, progress, procStats, sleep, spawnMonitor, type Bench, type BenchResult, type Figure } from './support.js';
 
@@ -59,7 +59,7 @@ function heartbeats(server: KubeApiServer, nodes: number): () => void {
   return () => clearInterval(timer);
 }
 
-async function once(cluster: ClusterFixture, nodes: number): Promise<Run> {
+async function once(cluster: FakeClusterFixture, nodes: number): Promise<Run> {
   const { kubeconfig, out } = cluster;
   await rm(out, { force: true });
   const watcher = await CorefileWatcher.open(out);
@@ -85,7 +85,7 @@ async function run(): Promise<BenchResult> {
   const runs = Math.max(1, Math.round(Number(process.env.BENCH_API_RUNS ?? '3')) || 1);
   const figures: Figure[] = [];
   for (const nodes of SIZES) {
-    const cluster = await startCluster({ nodes: {}, server: { listCost: REAL_LIST_COST } });
+    const cluster = await startFakeCluster({ nodes: {}, server: { listCost: REAL_LIST_COST } });
     try {
       for (let i = 0; i < nodes; i++) cluster.server.create(realisticNode(nodeName(i), nodeIp(i)));
       const results: Run[] = [];

@@ -3,7 +3,7 @@
  * the monitor must follow it within TTL + 1 s without any change in the API.
  */
 import { performance } from 'node:perf_hooks';
-import { startCluster } from '../test/support/cluster-fixture.js';
+import { startFakeCluster } from '../test/support/cluster-fixture.js';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { CorefileWatcher, envSeconds, figure, median, ms, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
@@ -17,7 +17,7 @@ async function run(): Promise<BenchResult> {
   const duration = envSeconds('BENCH_DRIFT_SECONDS', 60) * 1000;
   const dns = await startDnsServer();
   dns.set(HOST, { A: [answer(0)], ttl: TTL_SECONDS });
-  const cluster = await startCluster({ ingress: [{ hostname: HOST }] });
+  const cluster = await startFakeCluster({ ingress: [{ hostname: HOST }] });
   let watcher: CorefileWatcher | undefined;
   let monitor: Awaited<ReturnType<typeof spawnMonitor>> | undefined;
   try {

@@ -16,7 +16,7 @@ import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
 import type { RecordSet } from '../lib/model.js';
 import type { KubeObject } from '../test/support/kube-api-server.js';
-import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
+import { dnsPolicy, gateway, NS, startFakeGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
 import { parseCorefile } from '../test/support/cluster-fixture.js';
 import { CorefileWatcher, ROOT, figure, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
@@ -99,7 +99,7 @@ async function heapByStage(): Promise<{ sources: number; claims: number; records
 async function run(): Promise<BenchResult> {
   const { gateways, policies } = objects();
 
-  const cluster = await startGatewayCluster();
+  const cluster = await startFakeGatewayCluster();
   let watcher: CorefileWatcher | undefined;
   let monitor: Awaited<ReturnType<typeof spawnMonitor>> | undefined;
   try {

@@ -2,7 +2,7 @@
  * Idle: the monitor left alone with nothing changing, neither in the API nor in DNS. The
  * ingress LB is a hostname (TTL 60 s) so the idle time includes its re-resolutions.
  */
-import { startCluster } from '../test/support/cluster-fixture.js';
+import { startFakeCluster } from '../test/support/cluster-fixture.js';
 import { startDnsServer } from '../test/support/dns-server.js';
 import { CorefileWatcher, envSeconds, figure, mib, progress, procStats, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
@@ -14,7 +14,7 @@ async function run(): Promise<BenchResult> {
   const seconds = envSeconds('BENCH_IDLE_SECONDS', 600);
   const dns = await startDnsServer();
   dns.set(HOST, { A: ['10.0.1.30', '10.0.1.31'], ttl: TTL_SECONDS });
-  const cluster = await startCluster({ ingress: [{ hostname: HOST }], nodes: { 'master-0': ['10.0.0.5'], 'master-1': ['10.0.0.6'], 'master-2': ['10.0.0.7'] } });
+  const cluster = await startFakeCluster({ ingress: [{ hostname: HOST }], nodes: { 'master-0': ['10.0.0.5'], 'master-1': ['10.0.0.6'], 'master-2': ['10.0.0.7'] } });
   let watcher: CorefileWatcher | undefined;
   let monitor: Awaited<ReturnType<typeof spawnMonitor>> | undefined;
   try {

@@ -2,7 +2,7 @@
  * Memory: the monitor watching a large cluster (5,000 Nodes, 100 DNSRecords): RSS once it
  * has settled, and how long it takes from its start to the first Corefile on disk.
  */
-import { DNSRECORD_NS, DOMAIN, dnsRecord, startCluster } from '../test/support/cluster-fixture.js';
+import { DNSRECORD_NS, DOMAIN, dnsRecord, startFakeCluster } from '../test/support/cluster-fixture.js';
 import { IMAGES_PER_NODE, nodeIp, realisticNode } from './real-node.js';
 import { CorefileWatcher, figure, mib, ms, progress, procStats, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
@@ -12,7 +12,7 @@ const SETTLE_SECONDS = 60;
 const TARGET_MIB = 80;
 
 async function run(): Promise<BenchResult> {
-  const cluster = await startCluster({ nodes: {} });
+  const cluster = await startFakeCluster({ nodes: {} });
   let watcher: CorefileWatcher | undefined;
   let monitor: Awaited<ReturnType<typeof spawnMonitor>> | undefined;
   try {

@@ -3,7 +3,7 @@
  * the Corefile replaced on disk by the monitor (the bundle, in its own process).
  */
 import { performance } from 'node:perf_hooks';
-import { ROUTER, startCluster } from '../test/support/cluster-fixture.js';
+import { ROUTER, startFakeCluster } from '../test/support/cluster-fixture.js';
 import { CorefileWatcher, figure, median, mergePatch, ms, percentile, progress, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
 const CHANGES = 200;
@@ -14,7 +14,7 @@ const TARGET_P99_MS = 200;
 const ingressIp = (i: number): string => `10.0.${2 + Math.floor(i / 250)}.${(i % 250) + 1}`;
 
 async function run(): Promise<BenchResult> {
-  const cluster = await startCluster();
+  const cluster = await startFakeCluster();
   let watcher: CorefileWatcher | undefined;
   let monitor: Awaited<ReturnType<typeof spawnMonitor>> | undefined;
   try {

@@ -13,10 +13,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCli } from '../cmd/cli.js';
 import { ClusterCommand } from '../cmd/options.js';
-import { API_IP, dnsRecord, DOMAIN, LB_CONFIG, ROUTER, startCluster, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
+import { API_IP, dnsRecord, DOMAIN, LB_CONFIG, ROUTER, startFakeCluster, until, UPSTREAM, type FakeClusterFixture } from './support/cluster-fixture.js';
 import { crdValidators } from './support/crd-validators.js';
 import { GATEWAY_RESOURCES, gatewayValidators, ZONE } from './support/gateway-fixture.js';
-import { HNS, hostedNetServices, startOnPrem } from './support/on-prem-fixture.js';
+import { HNS, hostedNetServices, startFakeOnPrem } from './support/on-prem-fixture.js';
 import { rulesAllow, type RecordedRequest } from './support/kube-api-server.js';
 import {
   allRules,
@@ -120,9 +120,9 @@ const PLATFORM_TYPES: Readonly<Record<ManifestPlatform, string>> = { aws: 'AWS',
  * is replaced; the newest Infrastructure CRD, which gives Azure the field too), its DNS config,
  * the LB ConfigMap in the platform's namespace, router Service, a node and DNSRecords.
  */
-async function seededCluster(rules: readonly GrantedRule[], user: string, platform: ManifestPlatform = 'aws', gateway = false): Promise<ClusterFixture> {
+async function seededCluster(rules: readonly GrantedRule[], user: string, platform: ManifestPlatform = 'aws', gateway = false): Promise<FakeClusterFixture> {
   const validators = { ...crdValidators({ infrastructure: 'main' }), ...(gateway ? gatewayValidators() : {}) };
-  const cluster = await startCluster({ server: { rules, user, validators, ...(gateway ? { extraResources: GATEWAY_RESOURCES } : {}) } });
+  const cluster = await startFakeCluster({ server: { rules, user, validators, ...(gateway ? { extraResources: GATEWAY_RESOURCES } : {}) } });
   const infra = cluster.server.delete({ resource: 'infrastructures', name: 'cluster' });
   const type = PLATFORM_TYPES[platform];
   const status = { ...(infra.status as object), platform: type, platformStatus: { type, [platform]: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } };
@@ -182,7 +182,7 @@ async function readyzOk(logs: Record<string, unknown>[]): Promise<boolean> {
 }
 
 /** Runs a one-shot command line in-process against `cluster`; `env` is set only while it runs. */
-async function runOnce(label: string, cluster: ClusterFixture, args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
+async function runOnce(label: string, cluster: FakeClusterFixture, args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
   const before = cluster.server.requests.length;
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
@@ -324,7 +324,7 @@ StaticPods.before(capture(staticSetup, async () => {
 
   // On-prem, the same pod also reads the HostedNetServices switches.
   // Its API VIP is 127.0.0.1, an address of this machine: the monitor records itself as the VIP's owner.
-  const onPrem = await startOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: ['192.168.111.4'] }, server: { rules: nodeRules, user: 'system:node:master-0' } });
+  const onPrem = await startFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: ['192.168.111.4'] }, server: { rules: nodeRules, user: 'system:node:master-0' } });
   try {
     onPrem.server.create(hostedNetServices({}));
     const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-onprem-'));
@@ -397,7 +397,7 @@ const account = deployment && { namespace: deployment.workload.namespace ?? '', 
 const accountRules = account ? rulesFor(manifests, serviceAccountSubjects(account.namespace, account.name)) : [];
 const updaterOutcomes: Outcome[] = [];
 
-const clusterHosted = (cluster: ClusterFixture): { apiLoadBalancerIPs?: string[] } | undefined =>
+const clusterHosted = (cluster: FakeClusterFixture): { apiLoadBalancerIPs?: string[] } | undefined =>
   (cluster.server.get({ resource: 'infrastructures', name: 'cluster' }) as { status?: { platformStatus?: { aws?: { cloudLoadBalancerConfig?: { clusterHosted?: { apiLoadBalancerIPs?: string[] } } } } } } | undefined)
     ?.status?.platformStatus?.aws?.cloudLoadBalancerConfig?.clusterHosted;
 

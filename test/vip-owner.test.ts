@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { planVipOwners, type Condition, type VipView } from '../lib/sinks/vip-owner-status.js';
 import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
-import { DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
+import { DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withFakeOnPrem } from './support/on-prem-fixture.js';
 
 const NOW = '2026-11-24T12:00:00Z';
 const view = (over: Partial<VipView> = {}): VipView => ({ nodeName: 'master-0', holdsApiVip: false, holdsIngressVip: false, ...over });
@@ -42,18 +42,18 @@ test("the API VIP's holder writes ApiIntServed and Degraded; a transition time m
 
 test('on-prem, the monitor on the node holding the API VIP records itself and clears an ingress owner that named it, against the real CRD', async () => {
   // 127.0.0.1 is an address of this machine's interfaces: this node holds the API VIP, not the ingress VIP.
-  await withOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
-    await c.server.create(hostedNetServices({}));
-    await c.server.patchStatus(HNS, { apiServerInternalIpOwner: 'master-1', ingressIpOwner: 'master-0' });
+  await withFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    c.server.create(hostedNetServices({}));
+    c.server.patchStatus(HNS, { apiServerInternalIpOwner: 'master-1', ingressIpOwner: 'master-0' });
     const monitor = await startMonitor(c, { nodeName: 'master-0' });
     try {
       await until('first Corefile', async () => (await readAnswers(c.out))?.names.has(`api.${DOMAIN}`) === true);
       const status = await until('owners recorded', () => {
-        const s = (await c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> } | undefined)?.status;
+        const s = (c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> } | undefined)?.status;
         return s?.apiServerInternalIpOwner === 'master-0' && s.ingressIpOwner === undefined;
       });
       assert.ok(status >= 0);
-      const conditions = ((await c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).map((x) => [x.type, x.status]);
+      const conditions = ((c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).map((x) => [x.type, x.status]);
       assert.equal(conditions, [['ApiIntServed', 'True'], ['Degraded', 'False']]);
     } finally {
       await monitor.stop();
@@ -62,19 +62,19 @@ test('on-prem, the monitor on the node holding the API VIP records itself and cl
 });
 
 test('a conflicting write (another node changed the object meanwhile) is read again and decided again', async () => {
-  await withOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
-    await c.server.create(hostedNetServices({}));
+  await withFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    c.server.create(hostedNetServices({}));
     let raced = false;
     c.server.beforeWrite((request) => {
       if (raced || !request.path.endsWith('/status')) return;
       raced = true;
       // Another node writes first: the resourceVersion the monitor read is stale now.
-      await c.server.patchStatus(HNS, { ingressIpOwner: 'worker-1' });
+      c.server.patchStatus(HNS, { ingressIpOwner: 'worker-1' });
     });
     const monitor = await startMonitor(c, { nodeName: 'master-0' });
     try {
-      await until('owner recorded after the conflict', () => (await c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> }).status?.apiServerInternalIpOwner === 'master-0');
-      const status = (await c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> }).status;
+      await until('owner recorded after the conflict', () => (c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> }).status?.apiServerInternalIpOwner === 'master-0');
+      const status = (c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: Record<string, unknown> }).status;
       assert.is(status?.ingressIpOwner, 'worker-1', "another node's owner is left alone");
       const patches = c.server.requests.filter((r) => r.verb === 'patch' && r.path.endsWith('/status'));
       assert.ok(patches.some((r) => r.status === 409), 'the first write met the conflict');

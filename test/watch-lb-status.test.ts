@@ -19,11 +19,11 @@ import {
   readAnswers,
   ROUTER,
   sleep,
-  startCluster,
+  startFakeCluster,
   startMonitor,
   until,
   UPSTREAM,
-  type ClusterFixture,
+  type FakeClusterFixture,
   type CorefileAnswers,
   type RunningMonitor,
 } from './support/cluster-fixture.js';
@@ -36,10 +36,10 @@ const ROUTER_LB = 'router-0123.elb.us-east-1.example.net';
 
 /** Runs `body` with a seeded cluster and a running monitor, stopping both whatever happens. */
 async function withMonitor(
-  setup: { cluster?: Parameters<typeof startCluster>[0]; monitor?: Parameters<typeof startMonitor>[1] },
-  body: (c: ClusterFixture, m: RunningMonitor) => Promise<void>,
+  setup: { cluster?: Parameters<typeof startFakeCluster>[0]; monitor?: Parameters<typeof startMonitor>[1] },
+  body: (c: FakeClusterFixture, m: RunningMonitor) => Promise<void>,
 ): Promise<void> {
-  const cluster = await startCluster(setup.cluster);
+  const cluster = await startFakeCluster(setup.cluster);
   let monitor: RunningMonitor | undefined;
   try {
     monitor = await startMonitor(cluster, setup.monitor);
@@ -52,8 +52,8 @@ async function withMonitor(
 }
 
 
-const served = async (c: ClusterFixture, name: string, answer: string) => (await answersOf(c.out, name)).includes(answer);
-const firstRender = (c: ClusterFixture) => until('the first render', () => served(c, APPS, `A ${INGRESS_IP}`));
+const served = async (c: FakeClusterFixture, name: string, answer: string) => (await answersOf(c.out, name)).includes(answer);
+const firstRender = (c: FakeClusterFixture) => until('the first render', () => served(c, APPS, `A ${INGRESS_IP}`));
 
 /** Every name the seeded cluster serves still has its addresses. */
 function assertNothingBlanked(answers: CorefileAnswers | undefined, ingress: string): void {
@@ -68,7 +68,7 @@ test('a Service status patched from one LB to another is rewritten into the Core
   await withMonitor({}, async (c) => {
     await firstRender(c);
     const start = Date.now();
-    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
     await until('the new ingress IP on disk', () => served(c, APPS, 'A 10.0.1.99'));
     console.log(`propagation: ${Date.now() - start} ms`);
     assert.equal(await answersOf(c.out, APPS), ['A 10.0.1.99']);
@@ -93,7 +93,7 @@ test('an LB hostname whose DNS answer changes is followed without any API reques
 test('a node whose IP changes under the same name is rewritten', async () => {
   await withMonitor({}, async (c) => {
     await until('the node on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.5');
-    await c.server.update(node('master-0', ['10.0.0.6']));
+    c.server.update(node('master-0', ['10.0.0.6']));
     await until('the new node IP on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.6');
     assert.equal((await readAnswers(c.out))?.nodes.get('master-0'), ['10.0.0.6']);
   });
@@ -102,7 +102,7 @@ test('a node whose IP changes under the same name is rewritten', async () => {
 test('a node added to the cluster is served by the running monitor, the others kept', async () => {
   await withMonitor({}, async (c) => {
     await until('the first node on disk', async () => (await readAnswers(c.out))?.nodes.get('master-0')?.[0] === '10.0.0.5');
-    await c.server.create(node('worker-3', ['10.0.0.33']));
+    c.server.create(node('worker-3', ['10.0.0.33']));
     await until('the new node on disk', async () => (await readAnswers(c.out))?.nodes.get('worker-3')?.[0] === '10.0.0.33');
     assert.equal((await readAnswers(c.out))?.nodes.get('master-0'), ['10.0.0.5']);
   });
@@ -112,12 +112,12 @@ test('a DNSRecord turned Unmanaged stops being served, and is served again once 
   const name = `*.apps2.${DOMAIN}`;
   const ref = { resource: 'dnsrecords', namespace: DNSRECORD_NS, name: 'apps2-wildcard' };
   await withMonitor({}, async (c) => {
-    await c.server.create(dnsRecord(ref.name, { dnsName: `${name}.`, targets: ['10.0.2.40'] }));
+    c.server.create(dnsRecord(ref.name, { dnsName: `${name}.`, targets: ['10.0.2.40'] }));
     await until('the Managed record on disk', () => served(c, name, 'A 10.0.2.40'));
-    await c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Unmanaged' } });
+    c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Unmanaged' } });
     await until('the Unmanaged record dropped', async () => !(await readAnswers(c.out))?.names.has(name));
     assertNothingBlanked(await readAnswers(c.out), INGRESS_IP);
-    await c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Managed' } });
+    c.server.mergePatch(ref, { spec: { dnsManagementPolicy: 'Managed' } });
     await until('the record served again', () => served(c, name, 'A 10.0.2.40'));
   });
 });
@@ -126,8 +126,8 @@ test('an API outage blanks nothing, and changes made during it are served after 
   await withMonitor({}, async (c) => {
     await firstRender(c);
     await c.server.stop();
-    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.31' }] } });
-    await c.server.update(node('master-0', ['10.0.0.6']));
+    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.31' }] } });
+    c.server.update(node('master-0', ['10.0.0.6']));
     c.server.compact();
     const outageEnds = Date.now() + 1500;
     while (Date.now() < outageEnds) {
@@ -226,7 +226,7 @@ async function exitsPromptlyOnSigterm(child: ReturnType<typeof spawnMonitor>): P
 }
 
 /** The real CLI in a child process: what the container runs. */
-function spawnMonitor(cluster: ClusterFixture, extra: readonly string[] = []) {
+function spawnMonitor(cluster: FakeClusterFixture, extra: readonly string[] = []) {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', 'cmd/lbdns.ts', 'watch-lb-status', cluster.kubeconfig, '--out', cluster.out, '--upstream', '10.0.0.2', '--metrics-addr', '127.0.0.1:0', ...extra],
@@ -251,7 +251,7 @@ function spawnMonitor(cluster: ClusterFixture, extra: readonly string[] = []) {
 }
 
 test('SIGTERM ends the monitor process with exit 0 within a second', async () => {
-  const cluster = await startCluster();
+  const cluster = await startFakeCluster();
   const child = spawnMonitor(cluster);
   try {
     await until('the first render', () => served(cluster, APPS, `A ${INGRESS_IP}`), 10_000);
@@ -263,7 +263,7 @@ test('SIGTERM ends the monitor process with exit 0 within a second', async () =>
 });
 
 test('SIGTERM while the monitor still waits for an unreachable API server exits 0 within a second', async () => {
-  const cluster = await startCluster();
+  const cluster = await startFakeCluster();
   await cluster.server.stop();
   const child = spawnMonitor(cluster, ['--wait-timeout', '60s']);
   try {
@@ -278,7 +278,7 @@ test('SIGTERM while the monitor still waits for an unreachable API server exits 
 test('SIGTERM while an LB hostname query is timing out still exits 0 within a second', async () => {
   await withDnsServer(async (dns) => {
     dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });
-    const cluster = await startCluster({ ingress: [{ hostname: ROUTER_LB }] });
+    const cluster = await startFakeCluster({ ingress: [{ hostname: ROUTER_LB }] });
     // The default 5 s floor on re-resolution applies: the query in flight is the first one.
     dns.failAll('timeout');
     const child = spawnMonitor(cluster, ['--dns-server', dns.address]);
@@ -300,7 +300,7 @@ test('/healthz answers at once; /readyz is 503 until the first complete render, 
     await sleep(200);
     assert.is(await readAnswers(c.out), undefined, 'nothing written while *.apps has no address');
     assert.is(await get('/readyz'), 503);
-    await c.server.create({
+    c.server.create({
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: ROUTER.name, namespace: ROUTER.namespace },
@@ -313,7 +313,7 @@ test('/healthz answers at once; /readyz is 503 until the first complete render, 
 });
 
 test('a custom template whose Corefile fails the check writes nothing, and /readyz stays 503', async () => {
-  const cluster = await startCluster();
+  const cluster = await startFakeCluster();
   const builtin = await readFile(join(ROOT, 'templates', 'corefile.eta'), 'utf8');
   // IPv4 addresses answered as AAAA records inside the A template: CoreDNS would SERVFAIL every api query.
   const wrongFamily = builtin.replace('answer "<%= rr %>"', `answer "<%= rr.replace(' IN A ', ' IN AAAA ') %>"`);
@@ -337,7 +337,7 @@ test('a custom template whose Corefile fails the check writes nothing, and /read
 });
 
 test('without --out the monitor exits 2 at once, before asking the API server anything', async () => {
-  const cluster = await startCluster();
+  const cluster = await startFakeCluster();
   try {
     const started = Date.now();
     const r = await runLbdns(['watch-lb-status', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '30s', '--metrics-addr', '127.0.0.1:0']);
@@ -392,7 +392,7 @@ test('a Corefile write that fails is retried by itself, with no further cluster 
     await rm(c.out);
     await mkdir(c.out);
     await writeFile(join(c.out, 'blocker'), '');
-    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
     await until('a failed write', () => m.logs().some((l) => l.level === 'error' && String(l.msg).startsWith('writing the Corefile failed')));
     await rm(c.out, { recursive: true });
     await until('the Corefile written by a retry', () => served(c, APPS, 'A 10.0.1.99'), 4000);
@@ -405,7 +405,7 @@ test('a Corefile edited by hand is rewritten at the next computation, even one t
     const good = await readFile(c.out, 'utf8');
     await writeFile(c.out, `${good}\n# edited by hand\n`);
     // A label is nothing lbdns serves: the rendering stays the same, only a computation runs.
-    await c.server.mergePatch(ROUTER, { metadata: { labels: { touched: 'yes' } } });
+    c.server.mergePatch(ROUTER, { metadata: { labels: { touched: 'yes' } } });
     await until('the Corefile restored', async () => (await readFile(c.out, 'utf8')) === good, 4000);
   });
 });
@@ -417,7 +417,7 @@ const ALL_BUT_NODES: PolicyRule[] = [
 ];
 
 test('watch-lb-status without the right to list nodes exits 2 within seconds, naming the resource', async () => {
-  const cluster = await startCluster({ server: { rules: ALL_BUT_NODES } });
+  const cluster = await startFakeCluster({ server: { rules: ALL_BUT_NODES } });
   try {
     const run = runLbdns(['watch-lb-status', cluster.kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--metrics-addr', '127.0.0.1:0']);
     const r = await Promise.race([run, sleep(4000).then(() => undefined)]);

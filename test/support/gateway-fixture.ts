@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { load as parseYaml } from 'js-yaml';
 import { loadCrd } from './crd-validate.js';
 import { CRD_DIR, crdValidator } from './crd-validators.js';
-import { startCluster, type ClusterFixture, type RealClusterSeed } from './cluster-fixture.js';
+import { startCluster, startFakeCluster, type ClusterFixture, type FakeClusterFixture, type FakeClusterSeed, type RealClusterSeed } from './cluster-fixture.js';
 import { resourceType, type KubeObject, type ResourceType, type Validator } from './kube-api-server.js';
 
 export const GATEWAY_CRD_FILES = {
@@ -51,6 +51,11 @@ export function gatewayValidators(): Record<string, Validator> {
 
 export const ZONE = 'gw.example.net';
 export const NS = 'shop';
+
+/** The same cluster in the test API server, serving the four Gateway DNS kinds too (fault tests and the API benchmarks). */
+export function startFakeGatewayCluster(seed: FakeClusterSeed = {}): Promise<FakeClusterFixture> {
+  return startFakeCluster({ ...seed, server: { ...seed.server, extraResources: [...GATEWAY_RESOURCES, ...(seed.server?.extraResources ?? [])], validators: { ...gatewayValidators(), ...seed.server?.validators } } });
+}
 
 /** The seeded OpenShift cluster of cluster-fixture; the real server has the four Gateway DNS CRDs. */
 export function startGatewayCluster(seed: RealClusterSeed = {}): Promise<ClusterFixture> {

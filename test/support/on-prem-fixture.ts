@@ -5,9 +5,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { node, ownKubeconfig, type ClusterFixture } from './cluster-fixture.js';
+import { node, ownKubeconfig, type ClusterFixture, type FakeClusterFixture } from './cluster-fixture.js';
 import { INFRASTRUCTURE_CRDS, sharedApiServer, type RbacRule } from './apiserver.js';
-import type { KubeObject } from './kube-api-server.js';
+import { resourceType, startKubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
+import { crdValidators, HOSTED_NET_SERVICES_CRD } from './crd-validators.js';
 import { onPremStatusKey } from '../../lib/sources/on-prem-vips.js';
 import type { OnPremPlatform } from '../../lib/model.js';
 
@@ -33,6 +34,13 @@ export interface OnPremOptions {
   /** lbdns runs as a user holding only these rules; absent: as the cluster admin. */
   readonly rules?: readonly RbacRule[];
 }
+
+export interface FakeOnPremOptions extends Omit<OnPremOptions, 'rules'> {
+  /** RBAC rules and user of the test API server. */
+  readonly server?: Pick<KubeApiServerOptions, 'rules' | 'user'>;
+}
+
+const HNS_TYPE = resourceType('lbdns.io/v1alpha1', 'hostednetservices', 'HostedNetServices', { hasStatus: true });
 
 /** Empties the shared real kube-apiserver and seeds the cluster; the caller closes it. */
 export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
@@ -62,6 +70,48 @@ export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
     close: () => rm(dir, { recursive: true, force: true }),
   };
 }
+/** The same cluster in the test API server, for fault tests; the caller closes it. */
+export async function startFakeOnPrem(opts: FakeOnPremOptions = {}): Promise<FakeClusterFixture> {
+  const platform = opts.platform ?? 'BareMetal';
+  const server = await startKubeApiServer({
+    ...opts.server,
+    validators: crdValidators({ infrastructure: opts.crd ?? 'main', extra: opts.switches ? [HOSTED_NET_SERVICES_CRD] : [] }),
+    extraResources: opts.switches ? [HNS_TYPE] : [],
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
+  server.create({
+    apiVersion: 'config.openshift.io/v1',
+    kind: 'Infrastructure',
+    metadata: { name: 'cluster' },
+    spec: { platformSpec: { type: platform } },
+    status: {
+      platform,
+      apiServerInternalURI: `https://api-int.${DOMAIN}:6443`,
+      platformStatus: { type: platform, [onPremStatusKey(platform)]: opts.status ?? { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP] } },
+    },
+  });
+  server.create(node('master-0', ['192.168.111.20']));
+  return {
+    server,
+    dir,
+    kubeconfig: await server.writeKubeconfig(dir),
+    out: join(dir, 'Corefile'),
+    close: async () => {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function withFakeOnPrem(opts: FakeOnPremOptions, body: (c: FakeClusterFixture) => Promise<void>): Promise<void> {
+  const cluster = await startFakeOnPrem(opts);
+  try {
+    await body(cluster);
+  } finally {
+    await cluster.close();
+  }
+}
+
 export async function withOnPrem(opts: OnPremOptions, body: (c: OnPrem) => Promise<void>): Promise<void> {
   const cluster = await startOnPrem(opts);
   try {
