@@ -41,6 +41,6 @@ const accepted = acceptGatewayNames(spec);
 const claims = added();
 const { recordSet } = buildRecordSet(spec, new Map());
 const records = added();
-const text = renderCorefile(recordSet, builtinTemplate(), 'builtin');
+const text = renderCorefile({ ...recordSet, zoneFiles: new Map([[ZONE, `/var/lib/lbdns/${ZONE}.zone`]]) }, builtinTemplate(), 'builtin');
 const render = added();
 process.stdout.write(`${JSON.stringify({ apiObjects, sources, claims, records, render, kept: [owners.length, accepted.byName.size, recordSet.names.length, text.length] })}\n`);

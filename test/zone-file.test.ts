@@ -39,9 +39,9 @@ test('a chained name writes its first hop only; an address name its addresses at
     30,
   );
   assert.equal(text.split('\n'), [
+    'shop.gw.example.net. 300 IN CNAME klb.shop.gw.example.net.',
     'leaf.gw.example.net. 60 IN A 192.0.2.1',
     'leaf.gw.example.net. 60 IN AAAA 2001:db8::1',
-    'shop.gw.example.net. 300 IN CNAME klb.shop.gw.example.net.',
     'simple.gw.example.net. 30 IN A 192.0.2.2',
   ]);
 });

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { loadAll } from 'js-yaml';
 import { peerBinary, startPeer, waitForOutput, type PeerProcess } from './peers.js';
 
-import type { KubeObject, StoredObject } from './kube-api-server.js';
+import type { KubeObject, PolicyRule, StoredObject } from './kube-api-server.js';
 
 export type { KubeObject, StoredObject };
 
@@ -133,15 +133,8 @@ export interface AuditedRequest {
   readonly status: number;
 }
 
-export interface RbacRule {
-  readonly verbs: readonly string[];
-  readonly apiGroups?: readonly string[];
-  readonly resources?: readonly string[];
-  readonly resourceNames?: readonly string[];
-  readonly nonResourceURLs?: readonly string[];
-  /** A Role's rule in this namespace; absent: a ClusterRole's. */
-  readonly namespace?: string;
-}
+/** A rule of a Role (with its namespace) or a ClusterRole, as RBAC reads it. */
+export type RbacRule = PolicyRule;
 
 export interface ApiServer {
   readonly url: string;

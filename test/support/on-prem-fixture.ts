@@ -25,6 +25,21 @@ export function hostedNetServices(dns: Record<string, unknown>, name = 'cluster'
   return { apiVersion: 'lbdns.io/v1alpha1', kind: 'HostedNetServices', metadata: { name }, spec: { dns } };
 }
 
+/** The cluster's Infrastructure: the platform's VIPs in its status. */
+function infrastructure(platform: OnPremPlatform, status: Record<string, unknown> | undefined): KubeObject {
+  return {
+    apiVersion: 'config.openshift.io/v1',
+    kind: 'Infrastructure',
+    metadata: { name: 'cluster' },
+    spec: { platformSpec: { type: platform } },
+    status: {
+      platform,
+      apiServerInternalURI: `https://api-int.${DOMAIN}:6443`,
+      platformStatus: { type: platform, [onPremStatusKey(platform)]: status ?? { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP] } },
+    },
+  };
+}
+
 export interface OnPremOptions {
   readonly platform?: OnPremPlatform;
   readonly crd?: keyof typeof INFRASTRUCTURE_CRDS;
@@ -47,17 +62,7 @@ export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
   const platform = opts.platform ?? 'BareMetal';
   const server = await sharedApiServer();
   await server.reset({ infrastructureCrd: opts.crd ?? 'main', hostedNetServices: opts.switches ?? false });
-  await server.create({
-    apiVersion: 'config.openshift.io/v1',
-    kind: 'Infrastructure',
-    metadata: { name: 'cluster' },
-    spec: { platformSpec: { type: platform } },
-    status: {
-      platform,
-      apiServerInternalURI: `https://api-int.${DOMAIN}:6443`,
-      platformStatus: { type: platform, [onPremStatusKey(platform)]: opts.status ?? { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP] } },
-    },
-  });
+  await server.create(infrastructure(platform, opts.status));
   await server.create(node('master-0', ['192.168.111.20']));
   if (opts.rules !== undefined) await server.grant(opts.rules);
   await server.clearRequests();
@@ -79,17 +84,7 @@ export async function startFakeOnPrem(opts: FakeOnPremOptions = {}): Promise<Fak
     extraResources: opts.switches ? [HNS_TYPE] : [],
   });
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
-  server.create({
-    apiVersion: 'config.openshift.io/v1',
-    kind: 'Infrastructure',
-    metadata: { name: 'cluster' },
-    spec: { platformSpec: { type: platform } },
-    status: {
-      platform,
-      apiServerInternalURI: `https://api-int.${DOMAIN}:6443`,
-      platformStatus: { type: platform, [onPremStatusKey(platform)]: opts.status ?? { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP] } },
-    },
-  });
+  server.create(infrastructure(platform, opts.status));
   server.create(node('master-0', ['192.168.111.20']));
   return {
     server,

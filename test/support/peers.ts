@@ -41,6 +41,10 @@ export interface PeerProcess {
 export function startPeer(binary: string, args: readonly string[], opts: { cwd?: string } = {}): PeerProcess {
   const child = spawn(binary, args, { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
+  // A peer shared by the tests of a process must not keep it alive once they are done: the
+  // exit handler above stops whatever is still running then.
+  child.unref();
+  for (const stream of [child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
   let out = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
