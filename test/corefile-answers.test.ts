@@ -6,7 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Resolver } from 'node:dns/promises';
-import { renderAndServe, type CoreDns } from './support/coredns.js';
+import { query, renderAndServe, type CoreDns } from './support/coredns.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
 
 let upstream: DnsTestServer;
@@ -112,6 +112,18 @@ example('an outside name is forwarded upstream, its TTL capped by the cache', as
   const records = await dns.resolve4('www.example.org', { ttl: true });
   assert.equal(records, [{ address: '192.0.2.99', ttl: 30 }]);
   assert.equal(await dns.resolve6('www.example.org'), ['2001:db8::99']);
+});
+
+example('other query types for a served name are answered empty by CoreDNS, never forwarded', async () => {
+  const server = servers[0] as CoreDns;
+  upstream.resetCounts();
+  for (const name of [`api.${EXAMPLE_D}`, `api-int.${EXAMPLE_D}`, `x.apps.${EXAMPLE_D}`]) {
+    for (const type of ['TXT', 'MX', 'CNAME', 'SRV'] as const) {
+      const reply = await query(server, name, type);
+      assert.equal([name, type, reply.rcode, reply.answers], [name, type, 'NOERROR', []]);
+    }
+  }
+  assert.is(upstream.queries(), 0, 'nothing was forwarded');
 });
 
 example("the upstream's NXDOMAIN reaches the client as NXDOMAIN", async ({ dns }) => {
