@@ -118,6 +118,8 @@ const CASES: readonly BadInput[] = [
   { what: 'an upstream port of 0', args: () => cluster({ '--upstream': ['10.0.0.2:0'] }), message: names('--upstream', '10.0.0.2:0') },
   { what: 'a health port that is the ready port', args: () => cluster({}, ['--health-port', '9000', '--ready-port', '9000']), message: /--ready-port: "9000" is the health port too/ },
   { what: 'a health port out of range', args: () => cluster({}, ['--health-port', '65536']), message: names('--health-port', '65536') },
+  { what: 'a listen port with a leading zero', args: () => cluster({}, ['--listen', '127.0.0.1:05353']), message: names('--listen', '127.0.0.1:05353') },
+  { what: 'an upstream port with a leading zero', args: () => cluster({ '--upstream': ['10.0.0.2:053'] }), message: names('--upstream', '10.0.0.2:053') },
   { what: 'a listen port that is the health port', args: () => cluster({}, ['--health-port', '5353', '--listen', ':5353']), message: /--listen: ":5353" uses port 5353, which CoreDNS's health endpoint listens on/ },
   { what: 'an empty upstream list in the config file', args: (d) => cluster({ '--upstream': null }, ['--config', join(d, 'no-upstreams.yaml')]), message: /--upstream: \[\] is empty; give at least one upstream resolver/ },
   { what: 'a resolv.conf with only a loopback resolver', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'resolv-loopback.conf')]), message: /no usable upstream resolver in .*resolv-loopback\.conf: 127\.0\.0\.53 \(loopback or link-local\)/ },
@@ -186,6 +188,20 @@ function assertRefused(r: { code: number; stdout: string; stderr: string }, mess
   assert.is(r.stdout, '', 'stdout');
   assert.match(r.stderr, message, `stderr: ${r.stderr}`);
 }
+
+test('an LBDNS_LOG_LEVEL that is no level is refused with exit 2, naming the accepted ones, before anything is written', async () => {
+  const saved = process.env.LBDNS_LOG_LEVEL;
+  process.env.LBDNS_LOG_LEVEL = 'verbose';
+  try {
+    const r = await runLbdns(['render-corefile', '--example']);
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, 'LBDNS_LOG_LEVEL: "verbose" is not a log level; use one of debug, info, warn, error');
+    assert.is(r.stdout, '');
+  } finally {
+    if (saved === undefined) delete process.env.LBDNS_LOG_LEVEL;
+    else process.env.LBDNS_LOG_LEVEL = saved;
+  }
+});
 
 test(`the table covers at least 35 bad inputs (${CASES.length})`, () => {
   assert.ok(CASES.length >= 35);

@@ -1,5 +1,6 @@
 import type { RawConfig } from '../inputs/config.js';
-import { createLogger, type Logger } from '../runtime/log.js';
+import { createLogger, type Level, type Logger } from '../runtime/log.js';
+import { ValidationError } from '../errors.js';
 
 export interface Io {
   readonly stdout: { write(chunk: string): unknown };
@@ -22,8 +23,15 @@ export function everyLb<T extends CommandInputs>(opts: T): T {
   return { ...opts, flags: { ...opts.flags, role: 'control-plane' } };
 }
 
+const LEVELS: readonly Level[] = ['debug', 'info', 'warn', 'error'];
+
+/** The command's logger at LBDNS_LOG_LEVEL; a value that is no level is refused rather than ignored. */
 export function loggerFor(io: Io): Logger {
-  return createLogger(io.stderr, (process.env.LBDNS_LOG_LEVEL as 'debug' | undefined) ?? 'info');
+  const level = process.env.LBDNS_LOG_LEVEL;
+  if (level !== undefined && !(LEVELS as readonly string[]).includes(level)) {
+    throw new ValidationError('LBDNS_LOG_LEVEL', level, 'is not a log level', `use one of ${LEVELS.join(', ')}, or leave it unset for info`);
+  }
+  return createLogger(io.stderr, (level as Level | undefined) ?? 'info');
 }
 
 /** What a long-running command (watch-lb-status, update-infra-status --watch) takes beside its inputs. */

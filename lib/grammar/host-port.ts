@@ -39,7 +39,8 @@ export function validatePort(field: string, value: unknown): number {
 
 function parsePort(text: string | undefined, minPort: number): number | undefined | null {
   if (text === undefined) return undefined;
-  if (!/^[0-9]{1,5}$/.test(text)) return null;
+  // No leading zero, as for IPv4 octets: 05353 is not a way of writing 5353.
+  if (!/^(?:0|[1-9][0-9]{0,4})$/.test(text)) return null;
   const port = Number(text);
   return port >= minPort && port <= 65535 ? port : null;
 }
