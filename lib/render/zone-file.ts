@@ -62,7 +62,7 @@ export function renderZones(recordSet: RecordSet): ReadonlyMap<string, string> {
 const NEGATIVE_TTL = 30;
 
 /** The SOA line that opens a zone file; the serial tells CoreDNS the file changed. */
-export function soaLine(zone: string, serial: number): string {
+function soaLine(zone: string, serial: number): string {
   return `${zone}. ${NEGATIVE_TTL} IN SOA ns.lbdns.invalid. hostmaster.lbdns.invalid. ${serial} 3600 600 86400 ${NEGATIVE_TTL}`;
 }
 

@@ -29,7 +29,7 @@ export class ApiError extends Error {
   }
 }
 
-export const FIXTURE_CRDS = fileURLToPath(new URL('../fixtures/crds/', import.meta.url));
+const FIXTURE_CRDS = fileURLToPath(new URL('../fixtures/crds/', import.meta.url));
 const MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
 
 export const INFRASTRUCTURE_CRDS = {
@@ -51,9 +51,9 @@ const BASE_CRDS = [
 ];
 
 /** The identity lbdns runs as in tests that grant it only some rights (static token, no group). */
-export const LBDNS_USER = 'lbdns-test';
+const LBDNS_USER = 'lbdns-test';
 /** The identity lbdns runs as otherwise: a cluster admin, apart from the one the tests themselves use. */
-export const LBDNS_ADMIN = 'lbdns-test-as-admin';
+const LBDNS_ADMIN = 'lbdns-test-as-admin';
 
 /** A resource as tests name it: the plural, with its group where the plural alone is ambiguous. */
 interface ResourceInfo {
