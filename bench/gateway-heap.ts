@@ -4,6 +4,7 @@
  * stage. gateway-scale runs it (`node --expose-gc --import tsx bench/gateway-heap.ts`) and
  * reads the JSON it prints.
  */
+import { DEFAULTS } from '../lib/model.js';
 import { renderCorefile } from '../lib/render/corefile.js';
 import { builtinTemplate } from '../lib/render/templates.js';
 import { acceptGatewayNames } from '../lib/resolve/gateway-names.js';
@@ -36,7 +37,7 @@ inputs.set('gateways', gateways);
 inputs.set('dnspolicies', policies);
 const owners = inputs.contribution().gatewayOwners ?? [];
 const sources = added();
-const spec = { ...BASE, gateway: { zones: [ZONE], geoCode: undefined, owners } };
+const spec = { ...BASE, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } };
 const accepted = acceptGatewayNames(spec);
 const claims = added();
 const { recordSet } = buildRecordSet(spec, new Map());

@@ -15,7 +15,7 @@ import { buildRecordSet } from '../lib/resolve/record-set.js';
 import { GatewayInputs } from '../lib/sources/gateway-sources.js';
 import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
-import type { RecordSet } from '../lib/model.js';
+import { DEFAULTS, type RecordSet } from '../lib/model.js';
 import type { KubeObject } from '../test/support/kube-api-server.js';
 import { dnsPolicy, gateway, NS, startFakeGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
 import { CorefileWatcher, ROOT, figure, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
@@ -55,7 +55,7 @@ function renderFrom(inputs: GatewayInputs, previous?: RecordSet): { sourcesMs: n
   const started = performance.now();
   const owners = inputs.contribution().gatewayOwners ?? [];
   const sourced = performance.now();
-  const { recordSet } = buildRecordSet({ ...BASE, gateway: { zones: [ZONE], geoCode: undefined, owners } }, new Map(), { previous });
+  const { recordSet } = buildRecordSet({ ...BASE, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, new Map(), { previous });
   const built = performance.now();
   const served = { ...recordSet, zoneFiles: ZONE_FILES };
   const text = renderCorefile(served, builtinTemplate(), 'builtin');

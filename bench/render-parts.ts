@@ -4,6 +4,7 @@
  * check of the rendered text (which no longer holds the Gateway names).
  * `node --import tsx bench/render-parts.ts`.
  */
+import { DEFAULTS } from '../lib/model.js';
 import { performance } from 'node:perf_hooks';
 import { checkCorefile } from '../lib/render/corefile-check.js';
 import { renderCorefile } from '../lib/render/corefile.js';
@@ -20,7 +21,7 @@ const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => u
 inputs.set('gateways', gateways);
 inputs.set('dnspolicies', policies);
 const owners = inputs.contribution().gatewayOwners ?? [];
-const { recordSet } = buildRecordSet({ ...BASE, gateway: { zones: [ZONE], geoCode: undefined, owners } }, new Map());
+const { recordSet } = buildRecordSet({ ...BASE, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, new Map());
 const served = { ...recordSet, zoneFiles: new Map([[ZONE, `/var/lib/lbdns/${ZONE}.zone`]]) };
 const text = renderCorefile(served, builtinTemplate(), 'builtin');
 

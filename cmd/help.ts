@@ -35,6 +35,8 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--if-unreachable': 'keep|fail',
   '--gateway-zone': 'ZONE',
   '--geo-code': 'CODE',
+  '--gateway-ttl': 'SECONDS',
+  '--gateway-lb-ttl': 'SECONDS',
   '--out': 'FILE',
   '--dnsmasq-out': 'FILE',
   '--metrics-addr': 'HOST:PORT',

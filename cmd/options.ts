@@ -118,13 +118,15 @@ export abstract class ClusterCommand extends InputCommand {
   apiPort = Option.String('--api-port', { description: 'On-prem: the port where a move of api-int is checked for a kube-apiserver (default 6443)' });
   ignoreDnsType = Option.Boolean('--ignore-dns-type', false, { description: "Serve names even where the Infrastructure's cloudLoadBalancerConfig.dnsType says PlatformDefault (the cloud's DNS)" });
   gatewayZone = Option.Array('--gateway-zone', { description: 'Serve Gateway DNS (Kuadrant DNSRecords, DNSPolicies of Gateways) for names in this zone (repeatable)' });
-  geoCode = Option.String('--geo-code', { description: "This cluster's geo for load-balanced Gateway names: GEO-<continent> or a country code (default: the default geo)" });
+  geoCode = Option.String('--geo-code', { description: "This cluster's geo for load-balanced Gateway names, as the DNSPolicies write it, any case (default: the default geo)" });
+  gatewayTtl = Option.String('--gateway-ttl', { description: "TTL of a DNSPolicy's simple records, leaves and weighted CNAMEs, as Kuadrant's DNS_DEFAULT_TTL (default 60)" });
+  gatewayLbTtl = Option.String('--gateway-lb-ttl', { description: "TTL of a load-balanced DNSPolicy's host and geo CNAMEs, as Kuadrant's DNS_DEFAULT_LB_TTL (default 300)" });
 
   override checkFlags(): void {
     super.checkFlags();
     if (this.kubeconfig !== undefined) validatePath('--kubeconfig', this.kubeconfig);
     if (this.kubeconfigArg !== undefined) validatePath('KUBECONFIG argument', this.kubeconfigArg);
-    validateGatewayFlags(this.gatewayZone, this.geoCode);
+    validateGatewayFlags({ zones: this.gatewayZone, geoCode: this.geoCode, ttl: this.gatewayTtl, lbTtl: this.gatewayLbTtl });
     this.clusterFlags();
     parseObjectRef('--ingress-service', this.ingressService);
     if (this.lbConfig !== undefined) parseObjectRef('--lb-config', this.lbConfig);
@@ -142,7 +144,7 @@ export abstract class ClusterCommand extends InputCommand {
   }
 
   protected override flagConfig(): RawConfig {
-    return { ...super.flagConfig(), gatewayZones: this.gatewayZone, geoCode: this.geoCode };
+    return { ...super.flagConfig(), gatewayZones: this.gatewayZone, geoCode: this.geoCode, gatewayTtl: this.gatewayTtl, gatewayLbTtl: this.gatewayLbTtl };
   }
 
   /** The cluster to read when a kubeconfig is named or --cluster given; otherwise the command works from flags and files alone. */

@@ -100,9 +100,22 @@ export interface ClusterSpec {
 export type GatewayRecordType = 'A' | 'AAAA' | 'CNAME';
 
 /**
- * One record of a Gateway host as Kuadrant's DNSRecord `spec.endpoints[]` carries it (an
- * external-dns endpoint), validated: targets are canonical IPs of the type's family, or one
- * host name for a CNAME.
+ * One endpoint as Kuadrant's DNSRecord `spec.endpoints[]` holds it (an external-dns Endpoint,
+ * field names as the CRD spells them): what Kuadrant's builder makes, before lbdns keeps
+ * what is valid DNS of it (GatewayEndpoint).
+ */
+export interface KuadrantEndpoint {
+  readonly dnsName: string;
+  readonly recordType: GatewayRecordType;
+  readonly targets: readonly string[];
+  readonly recordTTL: number;
+  readonly setIdentifier: string;
+  readonly providerSpecific: readonly { readonly name: string; readonly value: string }[];
+}
+
+/**
+ * One record lbdns serves of a KuadrantEndpoint (served-endpoints.ts): targets are canonical
+ * IPs of the type's family, or one host name for a CNAME.
  */
 export interface GatewayEndpoint {
   /** Lower case, no trailing dot; may start with `*.`. */
@@ -114,7 +127,7 @@ export interface GatewayEndpoint {
   readonly setIdentifier: string;
   /** providerSpecific `weight`: the share of a weighted set. */
   readonly weight?: number;
-  /** providerSpecific `geo-code`: `GEO-<continent>`, an ISO 3166 alpha-2 code or `*` (the default geo). */
+  /** providerSpecific `geo-code` as written (a DNS label, `GEO-EU`, `IE`), or `*` (the default geo); matched without regard to case. */
   readonly geo?: string;
 }
 
@@ -128,11 +141,29 @@ export interface OwnedEndpoints {
   /** The configured zone its names must lie in. */
   readonly zone: string;
   readonly endpoints: readonly GatewayEndpoint[];
+  /** For a DNSPolicy's: the endpoints Kuadrant's builder makes, made when asked (`display`). */
+  readonly built?: () => readonly BuiltEndpoint[];
+}
+
+/** An endpoint Kuadrant's builder makes, the object it is for, and how what lbdns serves of it differs. */
+export interface BuiltEndpoint {
+  readonly endpoint: KuadrantEndpoint;
+  /** `dnspolicy/NS/NAME`. */
+  readonly source: string;
+  readonly served?: string;
+}
+
+/** Kuadrant's DNS_DEFAULT_TTL (simple records, leaves, weighted CNAMEs) and DNS_DEFAULT_LB_TTL (geo and host CNAMEs). */
+export interface GatewayTtls {
+  readonly ttl: number;
+  readonly loadBalancedTtl: number;
 }
 
 export interface GatewaySpec {
   /** Lower case, no trailing dot. */
   readonly zones: readonly string[];
+  /** The TTLs of the endpoints built for DNSPolicies (--gateway-ttl, --gateway-lb-ttl). */
+  readonly ttls: GatewayTtls;
   /** --geo-code: which geo of a load-balanced name this cluster answers; undefined: the default geo. */
   readonly geoCode: string | undefined;
   readonly owners: readonly OwnedEndpoints[];
@@ -237,4 +268,6 @@ export const DEFAULTS = {
   healthPort: 18080,
   readyPort: 18181,
   cacheSeconds: 30,
+  /** Kuadrant's defaults of DNS_DEFAULT_TTL and DNS_DEFAULT_LB_TTL. */
+  gatewayTtls: { ttl: 60, loadBalancedTtl: 300 },
 } as const;

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
-import type { ClusterSpec, GatewayEndpoint, GatewayRecordType, NameRecord, OwnedEndpoints, RecordSet, Resolution } from '../lib/model.js';
+import { DEFAULTS, type ClusterSpec, type GatewayEndpoint, type GatewayRecordType, type NameRecord, type OwnedEndpoints, type RecordSet, type Resolution } from '../lib/model.js';
 import { ClaimIndex } from '../lib/resolve/gateway-claims.js';
 import type { AcceptedGatewayNames } from '../lib/resolve/gateway-names.js';
 import { GatewayRecordBook, type GatewayRecords } from '../lib/resolve/gateway-records.js';
@@ -134,7 +134,7 @@ test('the warnings of an object that did not change are reported at every comput
 });
 
 function specWith(owners: readonly OwnedEndpoints[]): ClusterSpec {
-  return { ...base, gateway: { zones: [ZONE], geoCode: undefined, owners } };
+  return { ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } };
 }
 
 test("a name whose answer did not change is the same record in the next record set; the changed Gateway's are new", () => {

@@ -252,9 +252,9 @@ test('a worker serves what a control plane serves', () => {
 
 test('a private cluster: api with no LB is not served, and said to be private', () => {
   const s = spec({ lbs: { api: [], 'api-int': [ip('10.0.0.20')], ingress: [ip('10.0.1.30')] } });
-  const { recordSet, empty } = buildRecordSet(s, new Map());
-  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`, `*.apps.${D}`]);
-  assert.equal(whyNotServed(s, empty), [{ name: `api.${D}`, reason: 'no external API load balancer (a private cluster has none)' }]);
+  const built = buildRecordSet(s, new Map());
+  assert.equal(built.recordSet.names.map((n) => n.name), [`api-int.${D}`, `*.apps.${D}`]);
+  assert.equal(whyNotServed(s, built), [{ name: `api.${D}`, reason: 'no external API load balancer (a private cluster has none)' }]);
 });
 
 test('the record set carries the settings the template needs', () => {

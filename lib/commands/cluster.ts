@@ -11,7 +11,7 @@ import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-id
 import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
-import { EVENT_REASONS, NO_EVENTS, type EventSink } from '../runtime/events.js';
+import { EVENT_REASONS, NO_EVENTS, type EventSink, type InvolvedObject } from '../runtime/events.js';
 import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type LbName, type Role } from '../model.js';
 import { Monitor, type DesiredState, type MonitorOptions } from '../runtime/monitor.js';
 import { ApiIntGate } from '../runtime/api-int-gate.js';
@@ -249,7 +249,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     onPrem: ctx.identity.onPrem !== undefined,
     switches: ctx.identity.switches,
     localSays: ctx.localSays,
-    ...(ctx.spec.gateway ? { gatewayZones: ctx.spec.gateway.zones } : {}),
+    ...(ctx.spec.gateway ? { gatewayZones: ctx.spec.gateway.zones, gatewayTtls: ctx.spec.gateway.ttls } : {}),
     log,
     onChange: schedule,
     onWarning: (warning) => {
@@ -258,7 +258,8 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
         if (refusal) metrics?.namesRefused.inc({ source: warning.source.split(' ')[0] ?? warning.source, reason: refusal });
         else metrics?.sourceDataIgnored.inc({ source: warning.source });
       }
-      events.emit({ type: 'Warning', reason: refusal ? EVENT_REASONS.nameRefused : EVENT_REASONS.sourceIgnored, message: `${warning.source}: ${warning.msg}` });
+      const regarding = warning.fields.regarding as InvolvedObject | undefined;
+      events.emit({ type: 'Warning', reason: refusal ? EVENT_REASONS.nameRefused : EVENT_REASONS.sourceIgnored, message: `${warning.source}: ${warning.msg}`, ...(regarding ? { regarding } : {}) });
     },
     onRestart: (source, error) => {
       metrics?.watchRestarts.inc({ source });

@@ -1,10 +1,29 @@
 import { EXIT } from '../errors.js';
+import type { BuiltEndpoint } from '../model.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
 
 export interface DisplayOptions extends CommandInputs {
   readonly cluster?: ClusterFlags | undefined;
+}
+
+/**
+ * An endpoint built for a DNSPolicy as a Kuadrant DNSRecord's `spec.endpoints` item (empty
+ * fields left out, as Kuadrant writes them), so it diffs against a Kuadrant install; `source`
+ * and `served` (how what lbdns serves differs) are lbdns's.
+ */
+function kuadrantForm({ endpoint: e, source, served }: BuiltEndpoint): object {
+  return {
+    dnsName: e.dnsName,
+    recordType: e.recordType,
+    targets: e.targets,
+    recordTTL: e.recordTTL,
+    ...(e.setIdentifier === '' ? {} : { setIdentifier: e.setIdentifier }),
+    ...(e.providerSpecific.length === 0 ? {} : { providerSpecific: e.providerSpecific }),
+    source,
+    ...(served === undefined ? {} : { served }),
+  };
 }
 
 /** The data model as JSON, for debugging: inputs, resolutions and the record set the template sees. */
@@ -19,7 +38,7 @@ export async function displayCommand(opts: DisplayOptions): Promise<number> {
     unmanaged: state.unmanaged,
     withheld: state.withheld,
     ...(state.dnsType === undefined ? {} : { dnsType: state.dnsType }),
-    ...(state.spec.gateway ? { gateway: { served: state.gateway.served, refused: state.gateway.refused } } : {}),
+    ...(state.spec.gateway ? { gateway: { endpoints: state.spec.gateway.owners.flatMap((o) => o.built?.() ?? []).map(kuadrantForm), served: state.gateway.served, refused: state.gateway.refused } } : {}),
   };
   opts.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
   return EXIT.ok;

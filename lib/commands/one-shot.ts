@@ -34,7 +34,7 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
     requireLbs(spec);
     const resolutions = await resolveAll(spec, new HostResolver({ servers: lbResolvers(raw, spec) }));
     const built = buildRecordSet(spec, resolutions);
-    logNotServed(log, spec, built.empty);
+    logNotServed(log, spec, built);
     return { raw, spec, resolutions, ...built, unmanaged: [] };
   }
   // One --wait-timeout for the whole command, not one for reading the cluster and another for the data.
@@ -43,13 +43,13 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink: async () => undefined });
   try {
     const state = await monitor.whenComplete(Math.max(0, deadline - Date.now()));
-    logNotServed(log, state.spec, state.empty);
+    logNotServed(log, state.spec, state);
     return { raw: ctx.raw, ...state, dnsType: ctx.dnsType };
   } finally {
     await monitor.stop();
   }
 }
 
-function logNotServed(log: Logger, spec: ClusterSpec, empty: readonly string[]): void {
-  if (empty.length > 0) log.info('not served: their queries go upstream', { notServed: whyNotServed(spec, empty) });
+function logNotServed(log: Logger, spec: ClusterSpec, result: Pick<RecordSetResult, 'empty' | 'gateway'>): void {
+  if (result.empty.length > 0) log.info('not served: their queries go upstream', { notServed: whyNotServed(spec, result) });
 }

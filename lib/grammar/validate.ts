@@ -159,14 +159,14 @@ export function validatePath(field: string, value: string): string {
 }
 
 /** Route 53's continent codes, as Kuadrant's `GEO-<continent>` geo values use them. */
-const CONTINENTS = new Set(['AF', 'AN', 'AS', 'EU', 'NA', 'OC', 'SA']);
-
-/** A Kuadrant geo code: `GEO-<continent>`, an ISO 3166 alpha-2 country code or `*` (the default geo); upper-cased. */
+/**
+ * A geo code as Kuadrant's builder takes one: any code that makes a DNS label (it becomes
+ * `<geo>.klb.<host>`), kept as written (`GEO-EU`, `IE`, `CAD`, `Eu-West`); `*` is the default geo.
+ */
 export function validateGeoCode(field: string, value: unknown): string {
-  const code = stringOf(field, value).toUpperCase();
-  if (code === '*' || /^[A-Z]{2}$/.test(code)) return code;
-  if (code.startsWith('GEO-') && CONTINENTS.has(code.slice(4))) return code;
-  throw new ValidationError(field, value, 'is not a geo code', `use GEO-<continent> (${[...CONTINENTS].map((c) => `GEO-${c}`).join(', ')}), an ISO 3166 alpha-2 country code such as IE, or *`);
+  const code = stringOf(field, value);
+  if (code === '*' || /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(code)) return code;
+  throw new ValidationError(field, value, 'is not a geo code', 'a geo code becomes a DNS label: letters, digits and inner hyphens, at most 63 (GEO-EU, IE, eu-west), or * for the default geo');
 }
 
 /** A Kuadrant weight: an unsigned integer (providerSpecific values arrive as strings). */

@@ -31,6 +31,9 @@ export interface RawConfig {
   gatewayZones?: string[];
   /** This cluster's geo for load-balanced Gateway names (--geo-code). */
   geoCode?: string;
+  /** TTLs of the endpoints built for DNSPolicies (--gateway-ttl, --gateway-lb-ttl). */
+  gatewayTtl?: number | string;
+  gatewayLbTtl?: number | string;
 }
 
 type Shape = 'string' | 'path' | 'strings' | 'scalar' | { [key: string]: Shape } | 'nodes';
@@ -52,6 +55,8 @@ const SHAPE: Shape = {
   reload: { interval: 'scalar', jitter: 'scalar' },
   gatewayZones: 'strings',
   geoCode: 'string',
+  gatewayTtl: 'scalar',
+  gatewayLbTtl: 'scalar',
 };
 
 function checkShape(path: string, value: unknown, shape: Shape): void {

@@ -79,17 +79,28 @@ export function validateUpstreams(field: string, values: readonly string[]): str
   return ips;
 }
 
-/** --gateway-zone and --geo-code: zones are domains (at least two labels), each once; a geo code needs a zone. */
-export function validateGatewayFlags(zones: readonly unknown[] | undefined, geoCode: unknown): GatewaySpec | undefined {
-  const valid = (zones ?? []).map((z) => validateDomain('--gateway-zone', z));
+export interface GatewayFlags {
+  readonly zones: readonly unknown[] | undefined;
+  readonly geoCode: unknown;
+  readonly ttl: unknown;
+  readonly lbTtl: unknown;
+}
+
+/** --gateway-zone, --geo-code and the TTLs: zones are domains (at least two labels), each once; the rest need a zone. */
+export function validateGatewayFlags(flags: GatewayFlags): GatewaySpec | undefined {
+  const valid = (flags.zones ?? []).map((z) => validateDomain('--gateway-zone', z));
   assertUnique('--gateway-zone', valid);
-  const geo = geoCode === undefined ? undefined : validateGeoCode('--geo-code', geoCode);
-  if (geo === '*') throw new ValidationError('--geo-code', geoCode, 'is the default-geo marker, not a geo', 'leave --geo-code out to answer with the default geo');
+  const geo = flags.geoCode === undefined ? undefined : validateGeoCode('--geo-code', flags.geoCode);
+  if (geo === '*') throw new ValidationError('--geo-code', flags.geoCode, 'is the default-geo marker, not a geo', 'leave --geo-code out to answer with the default geo');
+  const ttl = flags.ttl === undefined ? DEFAULTS.gatewayTtls.ttl : validateTtl('--gateway-ttl', flags.ttl);
+  const loadBalancedTtl = flags.lbTtl === undefined ? DEFAULTS.gatewayTtls.loadBalancedTtl : validateTtl('--gateway-lb-ttl', flags.lbTtl);
   if (valid.length === 0) {
-    if (geo !== undefined) throw new ValidationError('--geo-code', geoCode, 'has no effect without --gateway-zone', 'add --gateway-zone ZONE');
+    for (const [flag, value] of [['--geo-code', flags.geoCode], ['--gateway-ttl', flags.ttl], ['--gateway-lb-ttl', flags.lbTtl]] as const) {
+      if (value !== undefined) throw new ValidationError(flag, value, 'has no effect without --gateway-zone', 'add --gateway-zone ZONE');
+    }
     return undefined;
   }
-  return { zones: valid, geoCode: geo, owners: [] };
+  return { zones: valid, geoCode: geo, ttls: { ttl, loadBalancedTtl }, owners: [] };
 }
 
 /**
@@ -135,7 +146,7 @@ function listenOf(raw: RawConfig): Pick<ClusterSpec, 'listen' | 'healthPort' | '
  * zone holding the cluster's domain, its api names or `*.apps` would take theirs away.
  */
 function gatewayOf(raw: RawConfig, domain: string): { gateway?: GatewaySpec } {
-  const gateway = validateGatewayFlags(raw.gatewayZones, raw.geoCode);
+  const gateway = validateGatewayFlags({ zones: raw.gatewayZones, geoCode: raw.geoCode, ttl: raw.gatewayTtl, lbTtl: raw.gatewayLbTtl });
   for (const zone of gateway?.zones ?? []) {
     const covered = [domain, `api.${domain}`, `api-int.${domain}`, `apps.${domain}`].find((name) => zone === name || (name === domain ? domain.endsWith(`.${zone}`) : zone.endsWith(`.${name}`)));
     if (covered !== undefined) {

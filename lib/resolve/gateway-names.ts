@@ -58,6 +58,8 @@ export interface GatewayAnswer {
   readonly ttl: number;
   /** Per address, when the last name is a weighted set. */
   readonly weights: ReadonlyMap<string, number> | undefined;
+  /** Why a chain that ends without an address does, when it is not for want of one. */
+  readonly why?: string;
 }
 
 /** Longer chains than Kuadrant's (host → klb → geo → leaf → external) are refused as loops. */
@@ -89,7 +91,12 @@ export class GatewayAnswers {
   private accepted: AcceptedGatewayNames = { byName: new Map(), refused: [], external: [], version: 0, changed: undefined };
   private resolutions: ReadonlyMap<string, Resolution> = new Map();
 
-  constructor(readonly geoCode: string | undefined) {}
+  /** Geo codes match without regard to case, as Kuadrant's names lower-case them. */
+  private readonly geo: string | undefined;
+
+  constructor(readonly geoCode: string | undefined) {
+    this.geo = geoCode?.toLowerCase();
+  }
 
   /**
    * Moves to `accepted` and `resolutions`. Returns the names whose answers may have changed,
@@ -180,9 +187,12 @@ export class GatewayAnswers {
     }
     let set = endpoints;
     if (set.some((e) => e.geo !== undefined)) {
-      const wanted = set.filter((e) => this.geoCode !== undefined && e.geo === this.geoCode);
+      const wanted = set.filter((e) => this.geo !== undefined && e.geo?.toLowerCase() === this.geo);
       set = wanted.length > 0 ? wanted.slice(0, 1) : set.filter((e) => e.geo === '*').slice(0, 1);
-      if (set.length === 0) return none;
+      if (set.length === 0) {
+        const why = this.geoCode === undefined ? `${name} has no default geo (*) and --geo-code is not set` : `${name} has neither geo ${this.geoCode} nor a default geo (*)`;
+        return { ...none, why };
+      }
     }
     const reads = set.map((e) => e.targets[0] as string);
     this.reads.set(name, reads);
@@ -202,7 +212,8 @@ function cnameAnswer(name: string, set: readonly GatewayEndpoint[], targets: rea
     const rest = targets[0] as GatewayAnswer;
     // Written out, not spread: a spread copy is a larger object, and a spread array keeps room
     // for more hops (concat's is exact); there is one of each per chained name.
-    return { chain: [{ owner: name, target: (set[0] as GatewayEndpoint).targets[0] as string, ttl }].concat(rest.chain), owner: rest.owner, v4: rest.v4, v6: rest.v6, ttl: rest.ttl, weights: rest.weights };
+    const hop = { chain: [{ owner: name, target: (set[0] as GatewayEndpoint).targets[0] as string, ttl }].concat(rest.chain), owner: rest.owner, v4: rest.v4, v6: rest.v6, ttl: rest.ttl, weights: rest.weights };
+    return rest.why === undefined ? hop : { ...hop, why: rest.why };
   }
   const weights = new Map<string, number>();
   const v4 = new Set<string>();

@@ -14,8 +14,8 @@ export interface GatewayRecords {
   readonly weights: readonly WeightBlock[];
   /** Names served with their previous records, and why. */
   readonly held: readonly { readonly name: string; readonly reason: string }[];
-  /** Names with no address and nothing to hold. */
-  readonly empty: readonly string[];
+  /** Names with no address and nothing to hold, and why. */
+  readonly empty: readonly { readonly name: string; readonly reason: string }[];
   readonly totals: ServedTotals;
 }
 
@@ -93,7 +93,7 @@ export class GatewayRecordBook {
       const source = claims.length === 1 ? (claims[0] as (typeof claims)[number]).owner.source : [...new Set(claims.map((c) => c.owner.source))].join(', ');
       const answer = this.answers.answer(name);
       const count = answer.v4.length + answer.v6.length;
-      const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 ? 'has no address yet' : undefined;
+      const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 ? (answer.why ?? 'has no address yet') : undefined;
       if (problem !== undefined) {
         this.entries.set(name, { kind: 'unanswered', source, count, problem });
         this.problems.add(name);
@@ -107,13 +107,13 @@ export class GatewayRecordBook {
     }
 
     const held: { name: string; reason: string }[] = [];
-    const empty: string[] = [];
+    const empty: { name: string; reason: string }[] = [];
     const overLimit: Refusal[] = [];
     for (const name of [...this.problems].sort()) {
       const entry = this.entries.get(name) as Entry & { kind: 'unanswered' };
       const kept = previous(name);
       if (kept !== undefined) held.push({ name, reason: entry.problem });
-      else if (entry.count === 0) empty.push(name);
+      else if (entry.count === 0) empty.push({ name, reason: entry.problem });
       else overLimit.push({ name, source: entry.source, reason: 'over-limit', detail: entry.problem });
       orderChanges.set(name, kept);
     }

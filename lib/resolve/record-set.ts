@@ -27,7 +27,12 @@ export interface RecordSetResult {
   /** Names the cluster says not to serve (ClusterSpec.withheld): left to the upstreams. */
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
   /** Gateway DNS: each name served with the objects it comes from, and every name refused. */
-  readonly gateway: { readonly served: readonly { readonly name: string; readonly source: string }[]; readonly refused: readonly Refusal[] };
+  readonly gateway: {
+    readonly served: readonly { readonly name: string; readonly source: string }[];
+    readonly refused: readonly Refusal[];
+    /** Gateway names of `empty`, and why each is. */
+    readonly notServed: readonly { readonly name: string; readonly reason: string }[];
+  };
   /** recordSet.names counted, without a walk over the Gateway names at every change. */
   readonly totals: ServedTotals;
 }
@@ -102,7 +107,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   }
   const gateway = gatewayRecords(spec, resolutions, options.previous);
   held.push(...gateway.held);
-  empty.push(...gateway.empty);
+  for (const { name } of gateway.empty) empty.push(name);
 
   const nodesReason = traits.clusterNames ? spec.withheld?.nodes : undefined;
   if (nodesReason !== undefined) withheld.push({ name: 'node names', reason: nodesReason });
@@ -132,7 +137,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     empty: empty.sort(),
     held,
     withheld,
-    gateway: { served: gateway.served, refused: gateway.refused },
+    gateway: { served: gateway.served, refused: gateway.refused, notServed: gateway.empty },
     totals: sumTotals({ names: countByKind(names), addresses: names.reduce((n, r) => n + r.v4.length + r.v6.length, 0) }, gateway.totals),
   };
 }
@@ -141,8 +146,11 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
  * Why each name of `empty` goes unserved (so its queries go upstream). An api LB that nothing
  * names is a private cluster's normal state, and said so rather than taken for a fault.
  */
-export function whyNotServed(spec: ClusterSpec, empty: readonly string[]): { readonly name: string; readonly reason: string }[] {
-  return empty.map((name) => {
+export function whyNotServed(spec: ClusterSpec, result: Pick<RecordSetResult, 'empty' | 'gateway'>): { readonly name: string; readonly reason: string }[] {
+  const gateway = new Map(result.gateway.notServed.map((n) => [n.name, n.reason]));
+  return result.empty.map((name) => {
+    const why = gateway.get(name);
+    if (why !== undefined) return { name, reason: why };
     const lb = ROLE_TRAITS[spec.role].serves.find((l) => lbRecordName(l, spec.domain) === name);
     if (lb === 'api' && spec.lbs.api.length === 0) return { name, reason: 'no external API load balancer (a private cluster has none)' };
     if (lb !== undefined && spec.lbs[lb].length === 0) return { name, reason: 'no load balancer known yet' };

@@ -62,7 +62,7 @@ export function podFromEnv(env: NodeJS.ProcessEnv): InvolvedObject | undefined {
 
 export interface KubeEventSinkOptions {
   readonly kc: KubeConfig;
-  /** Events without `regarding` are about this pod, and every Event is written in its namespace. */
+  /** Events without `regarding` are about this pod, and written in its namespace. */
   readonly pod: InvolvedObject;
   readonly log: Logger;
   /** `source.host`: the node (NODE_NAME). */
@@ -117,7 +117,6 @@ class KubeEventSink implements EventSink {
   private seq = 0;
   private closed = false;
   private lastError: string | undefined;
-  private readonly path: string;
 
   constructor(private readonly opts: KubeEventSinkOptions) {
     this.now = opts.now ?? Date.now;
@@ -127,7 +126,6 @@ class KubeEventSink implements EventSink {
     this.maxKeys = opts.maxKeys ?? 256;
     this.tokens = this.burst;
     this.refilledAt = this.now();
-    this.path = `/api/v1/namespaces/${opts.pod.namespace}/events`;
   }
 
   emit(event: ClusterEvent): void {
@@ -202,12 +200,21 @@ class KubeEventSink implements EventSink {
     entry.timer.unref();
   }
 
+  /** The API server keeps an Event in the namespace of the object it is about; one about a cluster-scoped object, in the pod's. */
+  private namespaceOf(entry: Entry): string {
+    return entry.event.regarding?.namespace ?? (this.opts.pod.namespace as string);
+  }
+
+  private pathOf(entry: Entry): string {
+    return `/api/v1/namespaces/${this.namespaceOf(entry)}/events`;
+  }
+
   private body(entry: Entry): object {
     const { event } = entry;
     return {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: entry.name, namespace: this.opts.pod.namespace },
+      metadata: { name: entry.name, namespace: this.namespaceOf(entry) },
       involvedObject: event.regarding,
       reason: event.reason,
       message: event.message,
@@ -225,7 +232,7 @@ class KubeEventSink implements EventSink {
     entry.busy = true;
     const count = entry.count;
     try {
-      await sendJson(this.opts.kc, 'POST', this.path, this.body(entry));
+      await sendJson(this.opts.kc, 'POST', this.pathOf(entry), this.body(entry));
       entry.sentCount = count;
       entry.lastSentAt = this.now();
       this.sent();
@@ -245,7 +252,7 @@ class KubeEventSink implements EventSink {
     const count = entry.count;
     const patch = { count, lastTimestamp: timestamp(entry.last), message: entry.event.message };
     try {
-      await sendJson(this.opts.kc, 'PATCH', `${this.path}/${entry.name}`, patch, 'application/merge-patch+json');
+      await sendJson(this.opts.kc, 'PATCH', `${this.pathOf(entry)}/${entry.name}`, patch, 'application/merge-patch+json');
       entry.sentCount = count;
       entry.lastSentAt = this.now();
       this.sent();

@@ -5,7 +5,7 @@ import { watchCollection, type WatchedCollection } from '../kube/informer.js';
 import { listJson } from '../kube/list-json.js';
 import type { Selection } from '../kube/json-select.js';
 import type { Logger } from '../runtime/log.js';
-import { ROLE_TRAITS, type LbName, type Role } from '../model.js';
+import { ROLE_TRAITS, type GatewayTtls, type LbName, type Role } from '../model.js';
 import { dnsRecordPolicyLog, dnsRecordsContribution, type DNSRecord } from './dnsrecords.js';
 import { infrastructureContribution, type Infrastructure } from './infra-lbs.js';
 import { lbConfigContribution } from './lb-config.js';
@@ -64,6 +64,7 @@ export interface ClusterSourceOptions {
   readonly localSays: LocalSays;
   /** --gateway-zone: Gateway DNS reads Kuadrant DNSRecords, Gateways, HTTPRoutes and DNSPolicies when non-empty. */
   readonly gatewayZones?: readonly string[];
+  readonly gatewayTtls?: GatewayTtls;
   readonly log: Logger;
   readonly onChange: () => void;
   readonly onRestart?: (source: string, error: KubeError) => void;
@@ -205,11 +206,12 @@ function sourceSpecs(opts: ClusterSourceOptions, gateway: GatewayInputs | undefi
     });
   }
   if (gateway && corefile && traits.clusterNames) {
-    for (const { kind, path, what } of GATEWAY_COLLECTIONS) {
+    for (const { kind, path, what, fieldSelector } of GATEWAY_COLLECTIONS) {
       specs.push({
         name: `${kind} (gateway dns)`,
         what,
         path,
+        ...(fieldSelector === undefined ? {} : { fieldSelector }),
         ...(kind === 'dnsrecords' ? { labelSelector: zoneLabelSelector(opts.gatewayZones ?? []) } : {}),
         extract: (items) => {
           gateway.set(kind, items);
@@ -224,7 +226,7 @@ function sourceSpecs(opts: ClusterSourceOptions, gateway: GatewayInputs | undefi
 /** Starts one list+watch per source the role needs; each source's contribution is recomputed on its own events only. */
 export async function startClusterSources(opts: ClusterSourceOptions): Promise<ClusterSources> {
   const zones = opts.gatewayZones ?? [];
-  const gateway = zones.length > 0 ? new GatewayInputs(zones, dedupedWarn(opts.log, 'gateway dns', opts.onWarning)) : undefined;
+  const gateway = zones.length > 0 ? new GatewayInputs(zones, dedupedWarn(opts.log, 'gateway dns', opts.onWarning), opts.gatewayTtls) : undefined;
   const specs = sourceSpecs(opts, gateway);
   let started: Source[] = [];
   const sources = await Promise.all(

@@ -1,13 +1,13 @@
 import { BlockList } from 'node:net';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
-import type { Endpoint, OwnedEndpoints } from '../model.js';
-import { validateDnsName, validateGeoCode, validateWeight } from '../grammar/validate.js';
-import { leafLabel, listenerEndpoints, type LoadBalancing } from './gateway-endpoints.js';
-import type { GatewayListener, GatewayView } from './gateways.js';
+import type { BuiltEndpoint, Endpoint, GatewayTtls, OwnedEndpoints } from '../model.js';
+import { validateGeoCode, validateWeight } from '../grammar/validate.js';
+import { buildEndpoints, ClusterIdUnknown, type LoadBalancing } from './gateway-endpoints.js';
+import type { GatewayView } from './gateways.js';
 import { perObject, sameObjects } from './per-object.js';
-import type { RouteAttachment } from './httproutes.js';
 import { sectionNameOf } from './gateways.js';
-import { describeObject, elementsOf, identityOf, validated, warnIgnored, type ApiObjectMeta, type ObjectIdentity, type Warn } from './untrusted.js';
+import { servedEndpoints, servedWithWarnings } from './served-endpoints.js';
+import { describeObject, identityOf, validated, warnIgnored, type ApiObjectMeta, type ObjectIdentity, type Warn } from './untrusted.js';
 
 /** `dnspolicies.kuadrant.io` v1 as far as lbdns reads it; every field may be missing. */
 export interface DNSPolicy {
@@ -27,6 +27,12 @@ interface PolicyView {
   readonly excluded: (address: Endpoint) => boolean;
 }
 
+/** The DNSPolicy as an Event's involved object: a policy that cannot apply is the tenant's to fix. */
+function regarding(policy: DNSPolicy): Record<string, unknown> {
+  const { namespace, name, uid } = policy.metadata ?? {};
+  return { apiVersion: 'kuadrant.io/v1', kind: 'DNSPolicy', namespace, name, ...(typeof uid === 'string' ? { uid } : {}) };
+}
+
 function loadBalancingOf(policy: DNSPolicy, object: string, warn: Warn): LoadBalancing | undefined | null {
   const lb = policy.spec?.loadBalancing;
   if (lb === undefined || lb === null) return undefined;
@@ -41,27 +47,42 @@ function loadBalancingOf(policy: DNSPolicy, object: string, warn: Warn): LoadBal
   return { weight, geo, defaultGeo: lb.defaultGeo === true };
 }
 
-/** excludeAddresses: IP literals, CIDRs and host names; anything else is warned about and excludes nothing. */
-function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): (address: Endpoint) => boolean {
+/**
+ * excludeAddresses as Kuadrant reads it: an entry with a `/` is a CIDR removing the IPs in it,
+ * and one that does not parse fails the whole policy (null); any other entry removes the
+ * address written the same (IPs compared in canonical form).
+ */
+function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address: Endpoint) => boolean) | null {
   const blocks = new BlockList();
-  const hostnames = new Set<string>();
-  for (const { item, where } of elementsOf(policy.spec?.excludeAddresses, `${object} spec.excludeAddresses`, warn)) {
-    const text = typeof item === 'string' ? item : '';
-    const slash = text.indexOf('/');
-    const ip = canonicalIp(slash < 0 ? text : text.slice(0, slash));
-    const prefix = slash < 0 ? undefined : text.slice(slash + 1);
-    if (ip !== null && prefix === undefined) {
-      blocks.addAddress(ip, ipFamily(ip) === 4 ? 'ipv4' : 'ipv6');
-    } else if (ip !== null && /^[0-9]{1,3}$/.test(prefix ?? '') && Number(prefix) <= (ipFamily(ip) === 4 ? 32 : 128)) {
-      blocks.addSubnet(ip, Number(prefix), ipFamily(ip) === 4 ? 'ipv4' : 'ipv6');
-    } else {
-      const name = validated(where, item, warn, () => validateDnsName(where, item));
-      if (name !== undefined) hostnames.add(name);
-    }
+  const exact = new Set<string>();
+  const entries = policy.spec?.excludeAddresses;
+  if (entries === undefined || entries === null) return () => false;
+  if (!Array.isArray(entries)) {
+    warnIgnored(warn, `${object} spec.excludeAddresses`, entries, 'is not a list', 'policy not applied');
+    return null;
   }
-  // BlockList.check builds a SocketAddress on every call: skipped when nothing is excluded.
-  if (blocks.rules.length === 0 && hostnames.size === 0) return () => false;
-  return (address) => (address.kind === 'ip' ? blocks.check(address.ip, ipFamily(address.ip) === 4 ? 'ipv4' : 'ipv6') : hostnames.has(address.hostname));
+  for (const [i, item] of entries.entries()) {
+    const text = typeof item === 'string' ? item : String(item);
+    const slash = text.indexOf('/');
+    if (slash < 0) {
+      exact.add(canonicalIp(text) ?? text);
+      continue;
+    }
+    const ip = canonicalIp(text.slice(0, slash));
+    const prefix = text.slice(slash + 1);
+    if (ip === null || !/^[0-9]{1,3}$/.test(prefix) || Number(prefix) > (ipFamily(ip) === 4 ? 32 : 128)) {
+      const where = `${object} spec.excludeAddresses[${i}]`;
+      warn(`${where}: ${JSON.stringify(text).slice(0, 80)} is not a CIDR; policy not applied (as Kuadrant: a CIDR that does not parse fails the policy)`, { where, reason: 'is not a CIDR', regarding: regarding(policy) });
+      return null;
+    }
+    blocks.addSubnet(ip, Number(prefix), ipFamily(ip) === 4 ? 'ipv4' : 'ipv6');
+  }
+  // BlockList.check builds a SocketAddress on every call: skipped when no CIDR is given.
+  const cidrs = blocks.rules.length > 0;
+  return (address) => {
+    const value = address.kind === 'ip' ? address.ip : address.hostname;
+    return exact.has(value) || (cidrs && address.kind === 'ip' && blocks.check(address.ip, ipFamily(address.ip) === 4 ? 'ipv4' : 'ipv6'));
+  };
 }
 
 function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
@@ -83,23 +104,12 @@ function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
   if (hasSection && sectionName === undefined) return undefined;
   const loadBalancing = loadBalancingOf(policy, object, warn);
   if (loadBalancing === null) return undefined;
-  return { id, gateway: `${id.namespace}/${ref.name}`, sectionName, loadBalancing, excluded: exclusionsOf(policy, object, warn) };
+  const excluded = exclusionsOf(policy, object, warn);
+  if (excluded === null) return undefined;
+  return { id, gateway: `${id.namespace}/${ref.name}`, sectionName, loadBalancing, excluded };
 }
 
 const older = (a: ObjectIdentity, b: ObjectIdentity): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/** Host names of the Gateway's routes accepted on this listener, intersected with its host name (Gateway API rules: `*.x` is a suffix match). */
-function listenerHosts(listener: GatewayListener, routes: readonly RouteAttachment[]): string[] {
-  const own = listener.hostname;
-  const hosts = new Set<string>(own === undefined ? [] : [own]);
-  if (own !== undefined && !own.startsWith('*.')) return [own];
-  const suffix = own === undefined ? undefined : own.slice(1);
-  for (const route of routes) {
-    if (route.sectionName !== undefined && route.sectionName !== listener.name) continue;
-    for (const h of route.hostnames) if (suffix === undefined || (h.endsWith(suffix) && h !== own && h.length > suffix.length + 1)) hosts.add(h);
-  }
-  return [...hosts].sort();
-}
 
 /** The longest configured zone a name lies in, or '' when none. */
 export function zoneOf(name: string, zones: readonly string[]): string {
@@ -112,55 +122,78 @@ export function zoneOf(name: string, zones: readonly string[]): string {
 export interface PolicyInputs {
   readonly policies: readonly DNSPolicy[];
   readonly gateways: readonly GatewayView[];
-  readonly routes: readonly RouteAttachment[];
   readonly zones: readonly string[];
   /** `NAMESPACE/HOST` of every Kuadrant DNSRecord's rootHost: Kuadrant already built those. */
   readonly kuadrantHosts: ReadonlySet<string>;
+  /** The kube-system Namespace's UID, undefined until read. */
+  readonly clusterId: string | undefined;
+  readonly ttls: GatewayTtls;
 }
 
 /** What one Gateway's endpoints are built from, besides the Gateway. */
 interface EndpointInputs {
   /** Per listener, the policy that applies to it. */
   readonly policies: readonly (PolicyView | undefined)[];
-  readonly routes: readonly RouteAttachment[];
   readonly zones: readonly string[];
   readonly kuadrantHosts: ReadonlySet<string>;
+  readonly clusterId: string | undefined;
+  readonly ttls: GatewayTtls;
 }
 
 const policyViewOf = perObject(policyView);
 
 /** Views are kept per object, so equal inputs are the same objects: a change rebuilds its own Gateway's endpoints only. */
-const built = new WeakMap<GatewayView, { inputs: EndpointInputs; owners: OwnedEndpoints[] }>();
+const built = new WeakMap<GatewayView, { inputs: EndpointInputs; owners: OwnedEndpoints[]; warnings: Parameters<Warn>[] }>();
 
-function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs): OwnedEndpoints[] {
+function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Warn): OwnedEndpoints[] {
   const kept = built.get(gateway);
-  if (kept !== undefined && kept.inputs.zones === inputs.zones && kept.inputs.kuadrantHosts === inputs.kuadrantHosts && sameObjects(kept.inputs.policies, inputs.policies) && sameObjects(kept.inputs.routes, inputs.routes)) return kept.owners;
+  if (kept !== undefined && kept.inputs.zones === inputs.zones && kept.inputs.kuadrantHosts === inputs.kuadrantHosts && kept.inputs.clusterId === inputs.clusterId && kept.inputs.ttls === inputs.ttls && sameObjects(kept.inputs.policies, inputs.policies)) {
+    for (const w of kept.warnings) warn(...w);
+    return kept.owners;
+  }
   const owners: OwnedEndpoints[] = [];
-  const leaf = leafLabel(gateway.id.namespace, gateway.id.name);
+  const warnings: Parameters<Warn>[] = [];
+  const keep: Warn = (msg, fields) => {
+    warnings.push([msg, fields]);
+    warn(msg, fields);
+  };
   // Per policy, not per listener: the listeners' endpoints then share one address list.
   const addressesFor = new Map<PolicyView, readonly Endpoint[]>();
   gateway.listeners.forEach((listener, i) => {
     const policy = inputs.policies[i];
-    if (policy === undefined || listener.attachedRoutes <= 0) return;
+    // As Kuadrant: one DNSRecord per listener with a host name and attached routes, for that host name.
+    const host = listener.hostname;
+    if (policy === undefined || host === undefined || listener.attachedRoutes <= 0) return;
+    if (inputs.kuadrantHosts.has(`${policy.id.namespace}/${host}`)) return;
     let addresses = addressesFor.get(policy);
     if (addresses === undefined) addressesFor.set(policy, (addresses = gateway.addresses.filter((a) => !policy.excluded(a))));
     // Joined, not a template: one flat string per listener, not a chain of eight concatenations.
     const source = ['dnspolicy/', policy.id.namespace, '/', policy.id.name, ':gateway/', gateway.id.name, '/', listener.name].join('');
-    for (const host of listenerHosts(listener, inputs.routes)) {
-      if (inputs.kuadrantHosts.has(`${gateway.id.namespace}/${host}`)) continue;
-      const endpoints = listenerEndpoints(host, addresses, policy.loadBalancing, leaf);
-      if (endpoints.length === 0) continue;
-      owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints });
+    const target = { name: gateway.id.name, namespace: gateway.id.namespace, addresses, clusterId: inputs.clusterId };
+    let kuadrant;
+    try {
+      kuadrant = buildEndpoints(host, target, policy.loadBalancing, inputs.ttls);
+    } catch (err) {
+      if (!(err instanceof ClusterIdUnknown)) throw err;
+      keep(`${source}: ${err.message}; its load-balanced host ${host} is not served until it is`, { where: source, reason: err.message });
+      return;
     }
+    const endpoints = servedWithWarnings(kuadrant, source, keep);
+    if (endpoints.length === 0) return;
+    const builtEndpoints = (): BuiltEndpoint[] => {
+      const { notes } = servedEndpoints(kuadrant);
+      return kuadrant.map((endpoint, n) => ({ endpoint, source: `dnspolicy/${policy.id.namespace}/${policy.id.name}`, ...(notes[n] === undefined ? {} : { served: notes[n] }) }));
+    };
+    owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints, built: builtEndpoints });
   });
-  built.set(gateway, { inputs, owners });
+  built.set(gateway, { inputs, owners, warnings });
   return owners;
 }
 
 /**
  * For each Gateway listener with attached routes, the policy that applies (one targeting its
  * section, else one targeting the whole Gateway; among several, the oldest) and the endpoints
- * Kuadrant would build for each of its hosts. One owner per host, so a refusal names a host.
+ * Kuadrant would build for its host name. One owner per listener, so a refusal names a host.
  */
 export function dnsPolicyEndpoints(inputs: PolicyInputs, warn: Warn): OwnedEndpoints[] {
   const policies = inputs.policies.flatMap((p) => policyViewOf(p, warn) ?? []).sort((a, b) => older(a.id, b.id));
@@ -174,19 +207,18 @@ export function dnsPolicyEndpoints(inputs: PolicyInputs, warn: Warn): OwnedEndpo
     }
     claimed.set(target, policy);
   }
-  const routes = new Map<string, RouteAttachment[]>();
-  for (const route of inputs.routes) {
-    const list = routes.get(route.gateway);
-    if (list === undefined) routes.set(route.gateway, [route]);
-    else list.push(route);
-  }
   const gateways = new Map(inputs.gateways.map((g) => [`${g.id.namespace}/${g.id.name}`, g]));
   return [...gateways].flatMap(([key, gateway]) =>
-    gatewayEndpoints(gateway, {
-      policies: gateway.listeners.map((l) => claimed.get(`${key}#${l.name}`) ?? claimed.get(`${key}#`)),
-      routes: routes.get(key) ?? [],
-      zones: inputs.zones,
-      kuadrantHosts: inputs.kuadrantHosts,
-    }),
+    gatewayEndpoints(
+      gateway,
+      {
+        policies: gateway.listeners.map((l) => claimed.get(`${key}#${l.name}`) ?? claimed.get(`${key}#`)),
+        zones: inputs.zones,
+        kuadrantHosts: inputs.kuadrantHosts,
+        clusterId: inputs.clusterId,
+        ttls: inputs.ttls,
+      },
+      warn,
+    ),
   );
 }

@@ -1,87 +1,81 @@
 import { createHash } from 'node:crypto';
-import { ipFamily } from '../grammar/ip.js';
-import type { Endpoint, GatewayEndpoint } from '../model.js';
+import { DEFAULTS, type Endpoint, type GatewayTtls, type KuadrantEndpoint } from '../model.js';
 
 /*
- * The endpoints Kuadrant's operator writes into a DNSRecord for one Gateway listener host, so
- * that what lbdns serves for a DNSPolicy is the same whether Kuadrant or lbdns built the
- * record (the Kuadrant DNSRecord source reads the same shape from `spec.endpoints`).
+ * Kuadrant's endpoint builder (dns-operator pkg/builder), rule for rule: what lbdns builds for a
+ * DNSPolicy is the `spec.endpoints` Kuadrant's operator would write into its DNSRecord, so an
+ * admin can diff the two (`display`). What lbdns then serves of them is served-endpoints.ts.
  */
-
-/** Kuadrant's TTLs: simple records and the load-balanced leaves 60 s, the CNAMEs above them 300 s. */
-export const TTL = { simple: 60, leaf: 60, loadBalanced: 300 } as const;
 
 export interface LoadBalancing {
   readonly weight: number;
-  /** Validated geo code, upper case. */
+  /** As the policy writes it: set identifiers and geo-codes keep its case, names lower-case it. */
   readonly geo: string;
   readonly defaultGeo: boolean;
 }
 
-/**
- * The leaf label of one Gateway under `klb.<host>`: a short stable hash of the Gateway, as
- * Kuadrant's `<cluster>-<gateway>` hash label, so two Gateways sharing a host get their own leaf.
- */
-export function leafLabel(gatewayNamespace: string, gatewayName: string): string {
-  return createHash('sha256').update(`${gatewayNamespace}/${gatewayName}`).digest('hex').slice(0, 12);
+/** The Gateway the endpoints are for, and the cluster they are built in (the kube-system Namespace's UID). */
+export interface BuildTarget {
+  readonly name: string;
+  readonly namespace: string;
+  readonly addresses: readonly Endpoint[];
+  /** Undefined until read; only a load-balanced leaf of IP addresses needs it. */
+  readonly clusterId: string | undefined;
 }
 
 /**
- * `*.x` → `klb.x`; `app.x` → `klb.app.x`. The names below a host are joined, not templates:
- * they are map keys, and a concatenation hashed is kept along with its flat copy.
+ * The first `length` characters of the base-36 form of sha224(s), a '0' for each leading zero
+ * byte (martinlindhe/base36's EncodeBytes, which Kuadrant's hash.ToBase36HashLen uses).
+ * By hand: no npm base-36 encoder of a byte string is the same function.
  */
-export function klbName(host: string): string {
-  return ['klb', host.startsWith('*.') ? host.slice(2) : host].join('.');
+export function shortCode(s: string, length = 6): string {
+  const digest = createHash('sha224').update(s).digest();
+  const zeros = digest.findIndex((b) => b !== 0);
+  const body = BigInt(`0x${digest.toString('hex')}`).toString(36);
+  return ('0'.repeat(zeros < 0 ? digest.length : zeros) + body).slice(0, length);
 }
 
-/** The addresses by family, once per address list: a Gateway's hosts share one list, and their endpoints its arrays. */
-const families = new WeakMap<readonly Endpoint[], { readonly v4: readonly string[]; readonly v6: readonly string[]; readonly hostname: string | undefined }>();
+/** Thrown when a load-balanced leaf of IP addresses is asked for before the cluster's id is known. */
+export class ClusterIdUnknown extends Error {}
 
-function familiesOf(addresses: readonly Endpoint[]) {
-  let kept = families.get(addresses);
-  if (kept === undefined) {
-    const ips = addresses.flatMap((a) => (a.kind === 'ip' ? [a.ip] : []));
-    const hostname = addresses.find((a) => a.kind === 'hostname');
-    // Exact-size copies (slice): filter's arrays keep room for 17.
-    kept = { v4: ips.filter((ip) => ipFamily(ip) === 4).slice(), v6: ips.filter((ip) => ipFamily(ip) === 6).slice(), hostname: hostname?.kind === 'hostname' ? hostname.hostname : undefined };
-    families.set(addresses, kept);
+const endpoint = (dnsName: string, recordType: KuadrantEndpoint['recordType'], targets: readonly string[], recordTTL: number, setIdentifier = '', providerSpecific: KuadrantEndpoint['providerSpecific'] = []): KuadrantEndpoint => ({
+  dnsName,
+  recordType,
+  targets,
+  recordTTL,
+  setIdentifier,
+  providerSpecific,
+});
+
+/**
+ * The endpoints of one listener host. Simple (no `loadBalancing`): `host A <every IP>` and
+ * `host CNAME <every host name>`. Load-balanced: `host → klb.host → <geo>.klb.host →` each
+ * host name address and `<cluster>-<gateway>.klb.host A <every IP>`. Sorted as Kuadrant sorts
+ * them, by name and set identifier.
+ */
+export function buildEndpoints(host: string, target: BuildTarget, loadBalancing: LoadBalancing | undefined, ttls: GatewayTtls = DEFAULTS.gatewayTtls): KuadrantEndpoint[] {
+  const ips = target.addresses.flatMap((a) => (a.kind === 'ip' ? [a.ip] : []));
+  const hostnames = target.addresses.flatMap((a) => (a.kind === 'hostname' ? [a.hostname] : []));
+  const built: KuadrantEndpoint[] = [];
+  if (loadBalancing === undefined) {
+    if (ips.length > 0) built.push(endpoint(host, 'A', ips, ttls.ttl));
+    if (hostnames.length > 0) built.push(endpoint(host, 'CNAME', hostnames, ttls.ttl));
+    return built;
   }
-  return kept;
-}
-
-function addressEndpoints(dnsName: string, addresses: readonly Endpoint[], ttl: number): GatewayEndpoint[] {
-  const { v4, v6, hostname } = familiesOf(addresses);
-  // Object literals, not spreads of a base: 25,000 endpoints, and a spread copy is four times the size (bench/heap-shapes.ts).
-  if (v4.length === 0 && v6.length === 0) {
-    // A CNAME carries one target; the builder's caller has already kept only the first host name.
-    return hostname === undefined ? [] : [{ dnsName, ttl, setIdentifier: '', recordType: 'CNAME', targets: [hostname] }];
+  const lb = `klb.${host.startsWith('*') ? host.replaceAll('*.', '') : host}`.toLowerCase();
+  const geoLb = `${loadBalancing.geo}.${lb}`.toLowerCase();
+  const weighted = [...hostnames];
+  if (ips.length > 0) {
+    if (target.clusterId === undefined) throw new ClusterIdUnknown('the cluster id (the kube-system Namespace UID) is not known yet');
+    const leaf = `${shortCode(target.clusterId)}-${shortCode(`${target.name}-${target.namespace}`)}.${lb}`.toLowerCase();
+    built.push(endpoint(leaf, 'A', ips, ttls.ttl));
+    weighted.push(leaf);
   }
-  const a: GatewayEndpoint = { dnsName, ttl, setIdentifier: '', recordType: 'A', targets: v4 };
-  const aaaa: GatewayEndpoint = { dnsName, ttl, setIdentifier: '', recordType: 'AAAA', targets: v6 };
-  return v6.length === 0 ? [a] : v4.length === 0 ? [aaaa] : [a, aaaa];
-}
-
-/**
- * One listener host's endpoints. `addresses` are the Gateway's validated addresses minus the
- * policy's exclusions; IP addresses win over host names (a name cannot be both A and CNAME).
- * Without `loadBalancing` (Kuadrant's `simple` strategy) the host answers them directly; with
- * it, the chain host → klb.host → <geo>.klb.host → <leaf>.klb.host → addresses.
- */
-export function listenerEndpoints(host: string, addresses: readonly Endpoint[], loadBalancing: LoadBalancing | undefined, leaf: string): GatewayEndpoint[] {
-  if (loadBalancing === undefined) return addressEndpoints(host, addresses, TTL.simple);
-  const klb = klbName(host);
-  const geoName = [loadBalancing.geo.toLowerCase(), klb].join('.');
-  const leafName = [leaf, klb].join('.');
-  const leafRecords = addressEndpoints(leafName, addresses, TTL.leaf);
-  if (leafRecords.length === 0) return [];
-  const geoRecord = (setIdentifier: string, geo: string): GatewayEndpoint => ({ dnsName: klb, recordType: 'CNAME', targets: [geoName], ttl: TTL.loadBalanced, setIdentifier, geo });
-  // concat, not spreads: its array is exactly as long as the endpoints, and a listener keeps it.
-  return [
-    { dnsName: host, recordType: 'CNAME', targets: [klb], ttl: TTL.loadBalanced, setIdentifier: '' } as GatewayEndpoint,
-    geoRecord(loadBalancing.geo, loadBalancing.geo),
-  ].concat(
-    loadBalancing.defaultGeo ? [geoRecord('default', '*')] : [],
-    [{ dnsName: geoName, recordType: 'CNAME', targets: [leafName], ttl: TTL.leaf, setIdentifier: leafName, weight: loadBalancing.weight }],
-    leafRecords,
-  );
+  for (const value of weighted) built.push(endpoint(geoLb, 'CNAME', [value], ttls.ttl, value, [{ name: 'weight', value: String(loadBalancing.weight) }]));
+  if (built.length === 0) return built;
+  built.push(endpoint(lb, 'CNAME', [geoLb], ttls.loadBalancedTtl, loadBalancing.geo, [{ name: 'geo-code', value: loadBalancing.geo }]));
+  if (loadBalancing.defaultGeo) built.push(endpoint(lb, 'CNAME', [geoLb], ttls.loadBalancedTtl, 'default', [{ name: 'geo-code', value: '*' }]));
+  built.push(endpoint(host, 'CNAME', [lb], ttls.loadBalancedTtl));
+  const key = (e: KuadrantEndpoint): string => e.dnsName + e.setIdentifier;
+  return built.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }

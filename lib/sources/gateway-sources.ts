@@ -1,19 +1,23 @@
 import type { SourceContribution } from './cluster-data.js';
 import { dnsPolicyEndpoints, type DNSPolicy } from './dnspolicies.js';
+import { DEFAULTS, type GatewayTtls } from '../model.js';
 import { gatewayView, type Gateway } from './gateways.js';
-import { routeAttachments, type HTTPRoute } from './httproutes.js';
 import { kuadrantRecordEndpoints, ZONE_LABEL, type KuadrantDNSRecord } from './kuadrant-dnsrecords.js';
 import { derive, perObject, replay, type Derived } from './per-object.js';
 import type { Warn } from './untrusted.js';
 
-export type GatewayKind = 'dnsrecords' | 'gateways' | 'httproutes' | 'dnspolicies';
+export type GatewayKind = 'dnsrecords' | 'gateways' | 'dnspolicies' | 'cluster-id';
 
-/** The four collections Gateway DNS reads, with the API paths and what RBAC must allow. */
-export const GATEWAY_COLLECTIONS: readonly { readonly kind: GatewayKind; readonly path: string; readonly what: string }[] = [
+/**
+ * The collections Gateway DNS reads, with the API paths and what RBAC must allow. The
+ * kube-system Namespace is the cluster's id, as Kuadrant's: its UID names the leaf of a
+ * load-balanced Gateway's addresses.
+ */
+export const GATEWAY_COLLECTIONS: readonly { readonly kind: GatewayKind; readonly path: string; readonly what: string; readonly fieldSelector?: string }[] = [
   { kind: 'dnsrecords', path: '/apis/kuadrant.io/v1alpha1/dnsrecords', what: 'list dnsrecords.kuadrant.io in all namespaces' },
   { kind: 'gateways', path: '/apis/gateway.networking.k8s.io/v1/gateways', what: 'list gateways.gateway.networking.k8s.io in all namespaces' },
-  { kind: 'httproutes', path: '/apis/gateway.networking.k8s.io/v1/httproutes', what: 'list httproutes.gateway.networking.k8s.io in all namespaces' },
   { kind: 'dnspolicies', path: '/apis/kuadrant.io/v1/dnspolicies', what: 'list dnspolicies.kuadrant.io in all namespaces' },
+  { kind: 'cluster-id', path: '/api/v1/namespaces', what: 'list namespace kube-system', fieldSelector: 'metadata.name=kube-system' },
 ];
 
 /** Only the DNSRecords Kuadrant handed to a CoreDNS provider for one of our zones are listed at all. */
@@ -22,22 +26,22 @@ export function zoneLabelSelector(zones: readonly string[]): string {
 }
 
 const gatewayViewOf = perObject(gatewayView);
-const routeAttachmentsOf = perObject(routeAttachments);
 
 /**
- * The four collections make one contribution: a DNSPolicy means nothing without its Gateway,
+ * The collections make one contribution: a DNSPolicy means nothing without its Gateway,
  * and a Kuadrant DNSRecord for a listener replaces what lbdns would build for it. Each
  * collection hands its objects in; the contribution is computed once per change, when read,
  * from views kept per object (and the Kuadrant records kept until that collection changes).
  */
 export class GatewayInputs {
-  private readonly items: Record<GatewayKind, unknown[]> = { dnsrecords: [], gateways: [], httproutes: [], dnspolicies: [] };
+  private readonly items: Record<GatewayKind, unknown[]> = { dnsrecords: [], gateways: [], dnspolicies: [], 'cluster-id': [] };
   private cached: SourceContribution | undefined;
   private kuadrant: Derived<ReturnType<typeof kuadrantRecordEndpoints>> | undefined;
 
   constructor(
     private readonly zones: readonly string[],
     private readonly warnings: { readonly warn: Warn; flush(): void },
+    private readonly ttls: GatewayTtls = DEFAULTS.gatewayTtls,
   ) {}
 
   set(kind: GatewayKind, items: readonly unknown[]): void {
@@ -52,8 +56,9 @@ export class GatewayInputs {
       this.kuadrant ??= derive((w) => kuadrantRecordEndpoints(this.items.dnsrecords as KuadrantDNSRecord[], this.zones, w));
       const kuadrant = replay(this.kuadrant, warn);
       const gateways = (this.items.gateways as Gateway[]).flatMap((g) => gatewayViewOf(g, warn) ?? []);
-      const routes = (this.items.httproutes as HTTPRoute[]).flatMap((r) => routeAttachmentsOf(r, warn));
-      const built = dnsPolicyEndpoints({ policies: this.items.dnspolicies as DNSPolicy[], gateways, routes, zones: this.zones, kuadrantHosts: kuadrant.rootHosts }, warn);
+      const uid = (this.items['cluster-id'][0] as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
+      const clusterId = typeof uid === 'string' && uid !== '' ? uid : undefined;
+      const built = dnsPolicyEndpoints({ policies: this.items.dnspolicies as DNSPolicy[], gateways, zones: this.zones, kuadrantHosts: kuadrant.rootHosts, clusterId, ttls: this.ttls }, warn);
       this.warnings.flush();
       this.cached = { gatewayOwners: [...kuadrant.owners, ...built] };
     }

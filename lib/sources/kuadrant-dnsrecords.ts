@@ -1,8 +1,7 @@
-import { ipFamily } from '../grammar/ip.js';
-import type { GatewayEndpoint, GatewayRecordType, OwnedEndpoints } from '../model.js';
+import type { GatewayRecordType, KuadrantEndpoint, OwnedEndpoints } from '../model.js';
 import { validateDnsName, validateGeoCode, validateIntInRange, validateWeight } from '../grammar/validate.js';
-import { LIMITS } from '../model.js';
-import { TTL } from './gateway-endpoints.js';
+import { DEFAULTS, LIMITS } from '../model.js';
+import { servedWithWarnings } from './served-endpoints.js';
 import { describeObject, distinctCapped, elementsOf, endpointFromApi, identityOf, validated, warnIgnored, type ApiObjectMeta, type Located, type Warn } from './untrusted.js';
 
 /** The label Kuadrant's dns-operator puts on each DNSRecord it hands to a CoreDNS provider. */
@@ -23,43 +22,43 @@ interface RawEndpoint {
   readonly providerSpecific?: unknown;
 }
 
+/** Targets that fit the type's kind: IP literals (either family) for A and AAAA, host names for CNAME. */
 function targetsOf(type: GatewayRecordType, raw: RawEndpoint, where: string, warn: Warn): string[] | undefined {
   const found = elementsOf(raw.targets, `${where}.targets`, warn).flatMap(({ item, where: at }): Located<string>[] => {
     const endpoint = endpointFromApi(item, at, warn);
     if (endpoint === undefined) return [];
-    const fits = type === 'CNAME' ? endpoint.kind === 'hostname' : endpoint.kind === 'ip' && ipFamily(endpoint.ip) === (type === 'A' ? 4 : 6);
-    if (!fits) {
+    if ((type === 'CNAME') !== (endpoint.kind === 'hostname')) {
       warnIgnored(warn, at, item, `does not fit a ${type} record`);
       return [];
     }
     return [{ item: endpoint.kind === 'ip' ? endpoint.ip : endpoint.hostname, where: at }];
   });
   const targets = distinctCapped(found, (t) => t, `${where}.targets`, warn);
-  if (targets.length === 0 || (type === 'CNAME' && targets.length > 1)) {
-    warnIgnored(warn, `${where}.targets`, raw.targets, type === 'CNAME' ? 'is not exactly one host name' : 'holds no usable address', 'endpoint not served');
+  if (targets.length === 0) {
+    warnIgnored(warn, `${where}.targets`, raw.targets, 'holds no usable target', 'endpoint not served');
     return undefined;
   }
   return targets;
 }
 
-function providerSpecificOf(raw: RawEndpoint, where: string, warn: Warn): { weight?: number; geo?: string } | undefined {
-  const out: { weight?: number; geo?: string } = {};
+function providerSpecificOf(raw: RawEndpoint, where: string, warn: Warn): KuadrantEndpoint['providerSpecific'] | undefined {
+  const out: { name: string; value: string }[] = [];
   for (const { item, where: at } of elementsOf(raw.providerSpecific, `${where}.providerSpecific`, warn)) {
     const { name, value } = (item ?? {}) as { name?: unknown; value?: unknown };
     if (name === 'weight') {
       const weight = validated(`${at}.value`, value, warn, () => validateWeight(`${at}.value`, value), 'endpoint not served');
       if (weight === undefined) return undefined;
-      out.weight = weight;
+      out.push({ name, value: String(weight) });
     } else if (name === 'geo-code') {
       const geo = validated(`${at}.value`, value, warn, () => validateGeoCode(`${at}.value`, value), 'endpoint not served');
       if (geo === undefined) return undefined;
-      out.geo = geo;
+      out.push({ name, value: geo });
     }
   }
   return out;
 }
 
-function endpointOf(item: unknown, where: string, warn: Warn): GatewayEndpoint | undefined {
+function endpointOf(item: unknown, where: string, warn: Warn): KuadrantEndpoint | undefined {
   if (typeof item !== 'object' || item === null) {
     warnIgnored(warn, where, item, 'is not an endpoint');
     return undefined;
@@ -72,7 +71,7 @@ function endpointOf(item: unknown, where: string, warn: Warn): GatewayEndpoint |
     warnIgnored(warn, `${where}.recordType`, type, 'is not A, AAAA or CNAME', 'endpoint not served');
     return undefined;
   }
-  const ttl = raw.recordTTL === undefined || raw.recordTTL === 0 ? TTL.simple : validated(`${where}.recordTTL`, raw.recordTTL, warn, () => validateIntInRange(`${where}.recordTTL`, raw.recordTTL, LIMITS.minTtl, LIMITS.maxTtl), 'endpoint not served');
+  const ttl = raw.recordTTL === undefined || raw.recordTTL === 0 ? DEFAULTS.gatewayTtls.ttl : validated(`${where}.recordTTL`, raw.recordTTL, warn, () => validateIntInRange(`${where}.recordTTL`, raw.recordTTL, LIMITS.minTtl, LIMITS.maxTtl), 'endpoint not served');
   if (ttl === undefined) return undefined;
   const setIdentifier = raw.setIdentifier ?? '';
   if (typeof setIdentifier !== 'string' || !/^[A-Za-z0-9*._-]{0,253}$/.test(setIdentifier)) {
@@ -80,9 +79,9 @@ function endpointOf(item: unknown, where: string, warn: Warn): GatewayEndpoint |
     return undefined;
   }
   const targets = targetsOf(type, raw, where, warn);
-  const specific = providerSpecificOf(raw, where, warn);
-  if (targets === undefined || specific === undefined) return undefined;
-  return { dnsName, recordType: type, targets, ttl, setIdentifier, ...specific };
+  const providerSpecific = providerSpecificOf(raw, where, warn);
+  if (targets === undefined || providerSpecific === undefined) return undefined;
+  return { dnsName, recordType: type, targets, recordTTL: ttl, setIdentifier, providerSpecific };
 }
 
 /**
@@ -102,7 +101,8 @@ export function kuadrantRecordEndpoints(records: readonly KuadrantDNSRecord[], z
     if (id === undefined) continue;
     const root = record.spec?.rootHost;
     if (typeof root === 'string') rootHosts.add(`${id.namespace}/${root.toLowerCase().replace(/\.$/, '')}`);
-    const endpoints = elementsOf(record.spec?.endpoints, `${object} spec.endpoints`, warn).flatMap(({ item, where }) => endpointOf(item, where, warn) ?? []);
+    const given = elementsOf(record.spec?.endpoints, `${object} spec.endpoints`, warn).flatMap(({ item, where }) => endpointOf(item, where, warn) ?? []);
+    const endpoints = servedWithWarnings(given, object, warn);
     if (endpoints.length === 0) continue;
     owners.push({ source: `dnsrecord.kuadrant.io/${id.namespace}/${id.name}`, namespace: id.namespace, created: id.created, zone, endpoints });
   }

@@ -15,6 +15,7 @@ export type Warn = (msg: string, fields: Record<string, unknown>) => void;
 export interface ApiObjectMeta {
   readonly name?: string;
   readonly namespace?: string;
+  readonly uid?: string;
   readonly deletionTimestamp?: string | Date | null;
 }
 

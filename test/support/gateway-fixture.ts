@@ -12,6 +12,7 @@ import { load as parseYaml } from 'js-yaml';
 import { loadCrd } from './crd-validate.js';
 import { CRD_DIR, crdValidator } from './crd-validators.js';
 import { startCluster, startFakeCluster, type ClusterFixture, type FakeClusterFixture, type FakeClusterSeed, type RealClusterSeed } from './cluster-fixture.js';
+import { shortCode } from '../../lib/sources/gateway-endpoints.js';
 import { resourceType, type KubeObject, type ResourceType, type Validator } from './kube-api-server.js';
 
 export const GATEWAY_CRD_FILES = {
@@ -60,6 +61,16 @@ export function startFakeGatewayCluster(seed: FakeClusterSeed = {}): Promise<Fak
 /** The seeded OpenShift cluster of cluster-fixture; the real server has the four Gateway DNS CRDs. */
 export function startGatewayCluster(seed: RealClusterSeed = {}): Promise<ClusterFixture> {
   return startCluster(seed);
+}
+
+/**
+ * The leaf Kuadrant names for a load-balanced Gateway's IP addresses under `klb`:
+ * `<shortCode(kube-system UID)>-<shortCode(NAME-NAMESPACE)>.klb`.
+ */
+export async function leafName(c: ClusterFixture, klb: string, gatewayName = 'gw', namespace = NS): Promise<string> {
+  const kubeSystem = await c.server.get<{ metadata: { uid: string } }>({ resource: 'namespaces', name: 'kube-system' });
+  if (kubeSystem === undefined) throw new Error('the real API server has no kube-system Namespace');
+  return `${shortCode(kubeSystem.metadata.uid)}-${shortCode(`${gatewayName}-${namespace}`)}.${klb}`;
 }
 
 export interface ListenerSeed {

@@ -1,0 +1,69 @@
+import { isIP } from 'node:net';
+import type { GatewayEndpoint, KuadrantEndpoint } from '../model.js';
+import type { Warn } from './untrusted.js';
+
+/*
+ * What lbdns serves of the endpoints Kuadrant's builder makes or a Kuadrant DNSRecord holds.
+ * Where they are not valid DNS, lbdns serves the valid part and says how (the note): Kuadrant's
+ * builder puts IPv6 addresses in an A record, gives a simple host an A and a CNAME when a
+ * Gateway has IP and Hostname addresses, and a CNAME every Hostname address.
+ */
+
+export interface Served {
+  /** Per endpoint given, what is served of it. */
+  readonly endpoints: readonly (readonly GatewayEndpoint[])[];
+  /** Per endpoint given, how what is served differs from it; undefined when it does not. */
+  readonly notes: readonly (string | undefined)[];
+}
+
+const specific = (e: KuadrantEndpoint): { weight?: number; geo?: string } => {
+  const out: { weight?: number; geo?: string } = {};
+  for (const { name, value } of e.providerSpecific) {
+    if (name === 'weight') out.weight = Number(value);
+    else if (name === 'geo-code') out.geo = value;
+  }
+  return out;
+};
+
+/** Targets are already valid: IP literals (canonical) for A and AAAA, host names for CNAME. */
+function servedForm(e: KuadrantEndpoint): { endpoints: GatewayEndpoint[]; note?: string } {
+  const base = { dnsName: e.dnsName, ttl: e.recordTTL, setIdentifier: e.setIdentifier, ...specific(e) };
+  if (e.recordType === 'CNAME') {
+    const first = e.targets[0] as string;
+    const endpoints = [{ ...base, recordType: e.recordType, targets: [first] }];
+    return e.targets.length === 1 ? { endpoints } : { endpoints, note: `a CNAME holds one target: serving the first (${first}) of ${e.targets.length}` };
+  }
+  const v4 = e.targets.filter((t) => isIP(t) === 4);
+  const v6 = e.targets.filter((t) => isIP(t) === 6);
+  const endpoints: GatewayEndpoint[] = [];
+  if (v4.length > 0) endpoints.push({ ...base, recordType: 'A', targets: v4 });
+  if (v6.length > 0) endpoints.push({ ...base, recordType: 'AAAA', targets: v6 });
+  if (e.recordType === 'A' && v6.length > 0) return { endpoints, note: `IPv6 addresses in an A record: serving ${v6.join(', ')} as AAAA` };
+  if (e.recordType === 'AAAA' && v4.length > 0) return { endpoints, note: `IPv4 addresses in an AAAA record: serving ${v4.join(', ')} as A` };
+  return { endpoints };
+}
+
+/** One owner's endpoints, as served: a name with addresses and no set identifier drops its CNAME (a name cannot be both). */
+export function servedEndpoints(given: readonly KuadrantEndpoint[]): Served {
+  const forms = given.map(servedForm);
+  const addressed = new Set(given.flatMap((e) => (e.recordType !== 'CNAME' && e.setIdentifier === '' ? [e.dnsName] : [])));
+  const notes = forms.map((f) => f.note);
+  const endpoints = forms.map((f, i) => {
+    const e = given[i] as KuadrantEndpoint;
+    if (e.recordType !== 'CNAME' || e.setIdentifier !== '' || !addressed.has(e.dnsName)) return f.endpoints;
+    notes[i] = `${e.dnsName} also has an A record, and a CNAME cannot share a name: not served (the addresses are)`;
+    return [];
+  });
+  return { endpoints, notes };
+}
+
+/** servedEndpoints, each note a warning naming `where` and the endpoint. */
+export function servedWithWarnings(given: readonly KuadrantEndpoint[], where: string, warn: Warn): GatewayEndpoint[] {
+  const { endpoints, notes } = servedEndpoints(given);
+  notes.forEach((note, i) => {
+    if (note === undefined) return;
+    const e = given[i] as KuadrantEndpoint;
+    warn(`${where}: endpoint ${e.dnsName} ${e.recordType}: ${note}`, { where, dnsName: e.dnsName, recordType: e.recordType, reason: note });
+  });
+  return endpoints.flat();
+}

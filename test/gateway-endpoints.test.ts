@@ -1,0 +1,126 @@
+/**
+ * The endpoints lbdns builds for a DNSPolicy are those of Kuadrant's builder (dns-operator
+ * pkg/builder), field by field; the cases and values are those of its unit tests
+ * (endpoints_test.go: cluster id fbf71c44-…, Gateway TestName/TestNamespace, geo IE, weight 120).
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { buildEndpoints, ClusterIdUnknown, shortCode, type BuildTarget } from '../lib/sources/gateway-endpoints.js';
+import { servedEndpoints } from '../lib/sources/served-endpoints.js';
+import type { Endpoint, KuadrantEndpoint } from '../lib/model.js';
+
+const ID = 'fbf71c44-6b37-4962-ace6-801912e769be';
+const HOST = 'test.example.com';
+const LEAF = '2q5hyv-a8xcra.klb.test.example.com';
+const ip = (value: string): Endpoint => ({ kind: 'ip', ip: value });
+const hostname = (value: string): Endpoint => ({ kind: 'hostname', hostname: value });
+const target = (addresses: readonly Endpoint[], clusterId: string | null = ID): BuildTarget => ({ name: 'TestName', namespace: 'TestNamespace', addresses, clusterId: clusterId ?? undefined });
+const TWO_IPS = [ip('127.0.0.1'), ip('127.0.0.2')];
+const IE = { weight: 120, geo: 'IE', defaultGeo: true };
+
+const e = (dnsName: string, recordType: KuadrantEndpoint['recordType'], targets: string[], recordTTL: number, setIdentifier = '', providerSpecific: { name: string; value: string }[] = []): KuadrantEndpoint => ({ dnsName, recordType, targets, recordTTL, setIdentifier, providerSpecific });
+
+test('shortCode is the first 6 characters of base-36 sha224, as Kuadrant checks it', () => {
+  assert.is(shortCode(ID), '2q5hyv');
+  assert.is(shortCode('TestName-TestNamespace'), 'a8xcra');
+});
+
+test('simple: the host answers every IP address in one A record, TTL 60', () => {
+  assert.equal(buildEndpoints(HOST, target(TWO_IPS), undefined), [e(HOST, 'A', ['127.0.0.1', '127.0.0.2'], 60)]);
+});
+
+test('simple: a wildcard host is built as written', () => {
+  assert.equal(buildEndpoints('*.example.com', target(TWO_IPS), undefined), [e('*.example.com', 'A', ['127.0.0.1', '127.0.0.2'], 60)]);
+});
+
+test('simple: Hostname addresses are one CNAME holding every one of them', () => {
+  assert.equal(buildEndpoints(HOST, target([hostname('pat.the.cat'), hostname('lb.example.org')]), undefined), [e(HOST, 'CNAME', ['pat.the.cat', 'lb.example.org'], 60)]);
+});
+
+test('simple: IP and Hostname addresses give an A and a CNAME on the host, as Kuadrant builds them', () => {
+  assert.equal(buildEndpoints(HOST, target([ip('127.0.0.1'), hostname('pat.the.cat')]), undefined), [e(HOST, 'A', ['127.0.0.1'], 60), e(HOST, 'CNAME', ['pat.the.cat'], 60)]);
+});
+
+test("simple: the TTL is DNS_DEFAULT_TTL's", () => {
+  assert.equal(buildEndpoints(HOST, target(TWO_IPS), undefined, { ttl: 123, loadBalancedTtl: 234 }), [e(HOST, 'A', ['127.0.0.1', '127.0.0.2'], 123)]);
+});
+
+test('load-balanced with a default geo: leaf, weighted geo CNAME, geo and default CNAMEs, host CNAME, sorted by name and set identifier', () => {
+  assert.equal(buildEndpoints(HOST, target(TWO_IPS), IE), [
+    e(LEAF, 'A', ['127.0.0.1', '127.0.0.2'], 60),
+    e('ie.klb.test.example.com', 'CNAME', [LEAF], 60, LEAF, [{ name: 'weight', value: '120' }]),
+    e('klb.test.example.com', 'CNAME', ['ie.klb.test.example.com'], 300, 'IE', [{ name: 'geo-code', value: 'IE' }]),
+    e('klb.test.example.com', 'CNAME', ['ie.klb.test.example.com'], 300, 'default', [{ name: 'geo-code', value: '*' }]),
+    e(HOST, 'CNAME', ['klb.test.example.com'], 300),
+  ]);
+});
+
+test('load-balanced without a default geo: no default CNAME', () => {
+  const built = buildEndpoints(HOST, target(TWO_IPS), { ...IE, defaultGeo: false });
+  assert.equal(built.map((x) => `${x.dnsName} ${x.setIdentifier}`), [`${LEAF} `, `ie.klb.test.example.com ${LEAF}`, 'klb.test.example.com IE', `${HOST} `]);
+});
+
+test('load-balanced: a wildcard host names klb after the host without "*."', () => {
+  const built = buildEndpoints('*.example.com', target(TWO_IPS), IE);
+  assert.equal(built.map((x) => x.dnsName), ['*.example.com', '2q5hyv-a8xcra.klb.example.com', 'ie.klb.example.com', 'klb.example.com', 'klb.example.com']);
+  assert.equal(built[0]?.targets, ['klb.example.com']);
+});
+
+test("load-balanced: the TTLs are DNS_DEFAULT_TTL's below the geo and DNS_DEFAULT_LB_TTL's at and above it", () => {
+  const built = buildEndpoints(HOST, target(TWO_IPS), IE, { ttl: 123, loadBalancedTtl: 234 });
+  assert.equal(built.map((x) => x.recordTTL), [123, 123, 234, 234, 234]);
+});
+
+test('load-balanced: every Hostname address and the IP leaf are weighted targets of the geo name', () => {
+  const built = buildEndpoints(HOST, target([hostname('a.lb.example.org'), ip('127.0.0.1'), hostname('b.lb.example.org')]), IE);
+  const weighted = built.filter((x) => x.dnsName === 'ie.klb.test.example.com');
+  assert.equal(weighted.map((x) => [x.targets, x.setIdentifier]), [
+    [[LEAF], LEAF],
+    [['a.lb.example.org'], 'a.lb.example.org'],
+    [['b.lb.example.org'], 'b.lb.example.org'],
+  ]);
+});
+
+test('load-balanced: a geo code is lower-cased in names and kept as written in the set identifier and geo-code', () => {
+  const built = buildEndpoints(HOST, target(TWO_IPS), { weight: 10, geo: 'Eu-West', defaultGeo: false });
+  const geo = built.find((x) => x.setIdentifier === 'Eu-West');
+  assert.equal([geo?.targets, geo?.providerSpecific], [['eu-west.klb.test.example.com'], [{ name: 'geo-code', value: 'Eu-West' }]]);
+});
+
+test('no address: no endpoint, simple or load-balanced', () => {
+  assert.equal(buildEndpoints(HOST, target([]), undefined), []);
+  assert.equal(buildEndpoints(HOST, target([]), IE), []);
+});
+
+test('load-balanced IP addresses need the cluster id: built only once it is known', () => {
+  assert.throws(() => buildEndpoints(HOST, target(TWO_IPS, null), IE), (err: unknown) => err instanceof ClusterIdUnknown);
+  assert.is(buildEndpoints(HOST, target([hostname('a.lb.example.org')], null), IE).length, 4);
+});
+
+test('served: IPv6 addresses in an A record are served as AAAA, and said so', () => {
+  const { endpoints, notes } = servedEndpoints([e(HOST, 'A', ['192.0.2.1', 'fd00::1'], 60)]);
+  assert.equal(endpoints[0]?.map((x) => [x.recordType, x.targets]), [['A', ['192.0.2.1']], ['AAAA', ['fd00::1']]]);
+  assert.match(notes[0] ?? '', /IPv6 addresses in an A record: serving fd00::1 as AAAA/);
+});
+
+test('served: a CNAME with several targets serves its first, and says so', () => {
+  const { endpoints, notes } = servedEndpoints([e(HOST, 'CNAME', ['a.example.org', 'b.example.org'], 60)]);
+  assert.equal(endpoints[0]?.map((x) => x.targets), [['a.example.org']]);
+  assert.match(notes[0] ?? '', /serving the first \(a\.example\.org\) of 2/);
+});
+
+test('served: a simple host with an A and a CNAME serves the A only, and says why', () => {
+  const { endpoints, notes } = servedEndpoints(buildEndpoints(HOST, target([ip('127.0.0.1'), hostname('pat.the.cat')]), undefined));
+  assert.equal(endpoints.map((x) => x.map((y) => y.recordType)), [['A'], []]);
+  assert.equal(notes[0], undefined);
+  assert.match(notes[1] ?? '', /a CNAME cannot share a name: not served/);
+});
+
+test('served: providerSpecific weight and geo-code become the served weight and geo', () => {
+  const { endpoints } = servedEndpoints(buildEndpoints(HOST, target(TWO_IPS), IE));
+  const flat = endpoints.flat();
+  assert.equal(flat.find((x) => x.dnsName === 'ie.klb.test.example.com')?.weight, 120);
+  assert.equal(flat.filter((x) => x.dnsName === 'klb.test.example.com').map((x) => x.geo), ['IE', '*']);
+});
+
+test.run();
