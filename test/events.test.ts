@@ -7,7 +7,10 @@ import * as assert from 'uvu/assert';
 import { loadKubeConfig } from '../lib/kube/client.js';
 import { createLogger } from '../lib/runtime/log.js';
 import { EVENT_REASONS, kubeEventSink, podFromEnv, type InvolvedObject } from '../lib/runtime/events.js';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { captured, dnsRecord, DNSRECORD_NS, startCluster, startMonitor, until, type ClusterFixture } from './support/cluster-fixture.js';
+import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
 
 const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'openshift-lbdns', name: 'lbdns-coredns-master-0' } satisfies InvolvedObject;
 
@@ -141,6 +144,39 @@ test('the monitor reports a DNSRecord name outside the cluster domain as a NameR
     const event = (await eventsOf(cluster)).find((e) => e.reason === 'NameRefused');
     assert.equal(event?.involvedObject, POD);
     assert.match(event?.message ?? '', new RegExp(`dnsrecord ${DNSRECORD_NS}/hijack spec\\.dnsName: "www\\.bank\\.example\\." is outside the cluster domain`));
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await cluster.close();
+  }
+});
+
+test('a DNSPolicy whose excludeAddresses holds a CIDR that does not parse is not applied, with an Event on the policy in its namespace', async () => {
+  const cluster = await startGatewayCluster();
+  const saved = { POD_NAME: process.env.POD_NAME, POD_NAMESPACE: process.env.POD_NAMESPACE };
+  Object.assign(process.env, { POD_NAME: POD.name, POD_NAMESPACE: POD.namespace });
+  try {
+    await cluster.server.ensureNamespace(POD.namespace);
+    await cluster.server.create(gateway('gw', [{ name: 'http', hostname: `app.${ZONE}` }], [{ value: '192.0.2.10' }]));
+    const policy = await cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }, { excludeAddresses: ['10.0.0.0/33'] }));
+    await cluster.server.create(gateway('ok', [{ name: 'http', hostname: `ok.${ZONE}` }], [{ value: '192.0.2.20' }]));
+    await cluster.server.create(dnsPolicy('ok', { gateway: 'ok' }, { excludeAddresses: ['10.0.0.0/8'] }));
+    const zoneFile = join(dirname(cluster.out), `${ZONE}.zone`);
+    const monitor = await startMonitor(cluster, { flags: { gatewayZones: [ZONE] } });
+    const policyEvents = async () => ((await cluster.server.list('events', NS)) as unknown as CoreEvent[]).filter((e) => e.involvedObject.kind === 'DNSPolicy');
+    try {
+      await until('the Event', async () => (await policyEvents()).length > 0, 8000);
+      await until('the valid policy served', async () => (await readFile(zoneFile, 'utf8').catch(() => '')).includes(`ok.${ZONE}`));
+    } finally {
+      assert.is(await monitor.stop(), 0);
+    }
+    const [event] = await policyEvents();
+    assert.equal(event?.involvedObject, { apiVersion: 'kuadrant.io/v1', kind: 'DNSPolicy', namespace: NS, name: 'dns', uid: (policy as { metadata: { uid: string } }).metadata.uid });
+    assert.is(event?.reason, 'SourceDataIgnored');
+    assert.match(event?.message ?? '', /spec\.excludeAddresses\[0\]: "10\.0\.0\.0\/33" is not a CIDR; policy not applied/);
+    assert.not.match(await readFile(zoneFile, 'utf8'), `app.${ZONE}`);
   } finally {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];

@@ -277,6 +277,56 @@ test('--geo-code picks that geo of a load-balanced name', async () => {
   );
 });
 
+test('geo codes are taken as Kuadrant takes them (Eu-West, CAD), and --geo-code matches them in any case', async () => {
+  await withGatewayMonitor(
+    async ({ c, dns }) => {
+      await c.server.create(gateway('eu', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
+      await c.server.create(gateway('ca', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.2' }]));
+      await c.server.create(dnsPolicy('eu', { gateway: 'eu' }, { loadBalancing: { weight: 100, geo: 'Eu-West', defaultGeo: false } }));
+      await c.server.create(dnsPolicy('ca', { gateway: 'ca' }, { loadBalancing: { weight: 100, geo: 'CAD', defaultGeo: true } }));
+      await until('the eu-west address', has(dns, APP, 'A 192.0.2.1'));
+      assert.equal((await answerOf(dns, APP, 'A')).slice(0, 2), [`${APP} CNAME klb.${APP}`, `klb.${APP} CNAME eu-west.klb.${APP}`]);
+      assert.equal(await served(dns, APP), ['A 192.0.2.1']);
+    },
+    { geoCode: 'EU-WEST' },
+  );
+});
+
+test('a load-balanced Gateway with an IP and a Hostname address answers with the addresses of both', async () => {
+  await withGatewayMonitor(async ({ c, dns, upstream }) => {
+    upstream.set('lb-1.elb.example.org', { A: ['198.51.100.7'] });
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }, { type: 'Hostname', value: 'lb-1.elb.example.org' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await until('both addresses', async () => (await served(dns, APP)).length === 2);
+    assert.equal(await served(dns, APP), ['A 192.0.2.10', 'A 198.51.100.7']);
+  });
+});
+
+test('a load-balanced host with no record for this geo and no default geo is not served, and display says exactly why', async () => {
+  const cluster = await startGatewayCluster();
+  try {
+    await cluster.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    await cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-NA', defaultGeo: false } }));
+    const r = await runLbdns(['display', cluster.kubeconfig, '--gateway-zone', ZONE, '--geo-code', 'GEO-EU', '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    const notServed = (JSON.parse(r.stdout) as { notServed: { name: string; reason: string }[] }).notServed;
+    assert.equal(notServed.find((n) => n.name === APP), { name: APP, reason: `klb.${APP} has neither geo GEO-EU nor a default geo (*)` });
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a Kuadrant DNSRecord CNAME with several targets serves its first, as Kuadrant\'s CoreDNS plugin does, with a warning', async () => {
+  await withGatewayMonitor(async ({ c, m, dns, upstream }) => {
+    upstream.set('a.elb.example.org', { A: ['198.51.100.1'] });
+    upstream.set('b.elb.example.org', { A: ['198.51.100.2'] });
+    await c.server.create(kuadrantRecord('two', APP, [{ dnsName: APP, recordType: 'CNAME', targets: ['a.elb.example.org', 'b.elb.example.org'] }]));
+    await until('the first target', has(dns, APP, 'A 198.51.100.1'));
+    assert.equal(await answerOf(dns, APP, 'A'), [`${APP} CNAME a.elb.example.org`, 'a.elb.example.org A 198.51.100.1']);
+    assert.ok(m.logs().some((l) => /a CNAME holds one target: serving the first \(a\.elb\.example\.org\) of 2/.test(String(l.msg))), 'warned');
+  });
+});
+
 test('a Kuadrant DNSRecord labelled with a gateway zone is served, one without the label is not', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
     await c.server.create(kuadrantRecord('kuadrant', APP, [{ dnsName: APP, recordType: 'A', targets: ['203.0.113.5'] }, { dnsName: `www.${ZONE}`, recordType: 'CNAME', targets: [APP] }]));
@@ -371,6 +421,32 @@ test("check-dns --names gateway checks the admin's DNS for each Gateway name lbd
     assert.equal((JSON.parse(ok.stdout) as { checks: { name: string; verdict: string }[] }).checks.map((x) => [x.name, x.verdict]), [[`shop.${ZONE}`, 'ok']]);
   } finally {
     await admin.close();
+    await cluster.close();
+  }
+});
+
+test("display --gateway-zone prints each DNSPolicy's endpoints as a Kuadrant DNSRecord holds them, with the policy and what lbdns serves differently", async () => {
+  const cluster = await startGatewayCluster();
+  try {
+    await cluster.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }, { type: 'Hostname', value: 'lb.example.org' }]));
+    await cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } }));
+    await cluster.server.create(gateway('shop', [{ name: 'http', hostname: `shop.${ZONE}` }], [{ value: '192.0.2.20' }, { value: 'fd00::20' }]));
+    await cluster.server.create(dnsPolicy('shop', { gateway: 'shop' }));
+    const r = await runLbdns(['display', cluster.kubeconfig, '--gateway-zone', ZONE, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    const klb = `klb.${APP}`;
+    const leaf = await leafName(cluster, klb);
+    const source = `dnspolicy/${NS}/dns`;
+    assert.equal((JSON.parse(r.stdout) as { gateway: { endpoints: unknown[] } }).gateway.endpoints, [
+      { dnsName: leaf, recordType: 'A', targets: ['192.0.2.10'], recordTTL: 60, source },
+      { dnsName: APP, recordType: 'CNAME', targets: [klb], recordTTL: 300, source },
+      { dnsName: `geo-eu.${klb}`, recordType: 'CNAME', targets: [leaf], recordTTL: 60, setIdentifier: leaf, providerSpecific: [{ name: 'weight', value: '120' }], source },
+      { dnsName: `geo-eu.${klb}`, recordType: 'CNAME', targets: ['lb.example.org'], recordTTL: 60, setIdentifier: 'lb.example.org', providerSpecific: [{ name: 'weight', value: '120' }], source },
+      { dnsName: klb, recordType: 'CNAME', targets: [`geo-eu.${klb}`], recordTTL: 300, setIdentifier: 'GEO-EU', providerSpecific: [{ name: 'geo-code', value: 'GEO-EU' }], source },
+      { dnsName: klb, recordType: 'CNAME', targets: [`geo-eu.${klb}`], recordTTL: 300, setIdentifier: 'default', providerSpecific: [{ name: 'geo-code', value: '*' }], source },
+      { dnsName: `shop.${ZONE}`, recordType: 'A', targets: ['192.0.2.20', 'fd00::20'], recordTTL: 60, source: `dnspolicy/${NS}/shop`, served: 'IPv6 addresses in an A record: serving fd00::20 as AAAA' },
+    ]);
+  } finally {
     await cluster.close();
   }
 });

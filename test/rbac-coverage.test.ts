@@ -1,8 +1,9 @@
 /**
  * The RBAC in manifests/ against the calls lbdns really makes, found by running it: each
- * command a shipped manifest runs, with that manifest's args, against the test API server
- * enforcing only the rules the manifests bind to that container's identity. A call without
- * a rule fails (403), and a rule no call uses fails too: the grants are exactly the calls.
+ * command a shipped manifest runs, with that manifest's args, against the real kube-apiserver
+ * holding the manifests' Roles and bindings, as that container's identity (a kubelet, a
+ * ServiceAccount). The server's own RBAC refuses a call without a rule (403); its audit log
+ * says what each identity asked, so a rule no call uses fails too: the grants are exactly the calls.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,11 +14,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCli } from '../cmd/cli.js';
 import { ClusterCommand } from '../cmd/options.js';
-import { API_IP, dnsRecord, DOMAIN, LB_CONFIG, ROUTER, startFakeCluster, until, UPSTREAM, type FakeClusterFixture } from './support/cluster-fixture.js';
-import { crdValidators } from './support/crd-validators.js';
-import { GATEWAY_RESOURCES, gatewayValidators, ZONE } from './support/gateway-fixture.js';
-import { HNS, hostedNetServices, startFakeOnPrem } from './support/on-prem-fixture.js';
-import { rulesAllow, type RecordedRequest } from './support/kube-api-server.js';
+import { API_IP, dnsRecord, DOMAIN, LB_CONFIG, ROUTER, startCluster, until, UPSTREAM, type ClusterAccess, type ClusterFixture } from './support/cluster-fixture.js';
+import { dnsPolicy, gateway, NS, ZONE } from './support/gateway-fixture.js';
+import { HNS, hostedNetServices, startOnPrem } from './support/on-prem-fixture.js';
+import { IDENTITIES, type ApiServer, type AuditedRequest } from './support/apiserver.js';
+import { rulesAllow, type KubeObject, type RequestAttributes, type Verb } from './support/kube-api-server.js';
 import {
   allRules,
   atomsOf,
@@ -26,6 +27,7 @@ import {
   loadManifests,
   mountOf,
   nodeSubjects,
+  rbacObjects,
   rulesFor,
   serviceAccountSubjects,
   workloads,
@@ -40,6 +42,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NEW_INGRESS_IP = '10.0.1.99';
 const NEW_API_IP = '10.0.0.99';
 const REFUSED_RECORD = { resource: 'dnsrecords', namespace: 'openshift-ingress-operator', name: 'tenant-outside' } as const;
+const NODE_USER = 'system:node:master-0';
 
 const manifests = loadManifests();
 const pods = workloads(manifests);
@@ -47,13 +50,31 @@ const lbdns = lbdnsContainers(pods);
 const staticPodContainers = lbdns.filter((ref) => ref.workload.manifest.object.kind === 'Pod');
 const updater = lbdns.filter((ref) => ref.workload.manifest.object.kind === 'Deployment');
 
+/** One request as RBAC saw it, from the audit log. */
+interface Request {
+  readonly uri: string;
+  readonly status: number;
+  readonly attributes: RequestAttributes;
+}
+
 /** What one command did: how it ended, what it logged, and every request the API server answered for it. */
 interface Outcome {
   readonly label: string;
   readonly code: number;
   readonly stderr: string;
-  readonly requests: readonly RecordedRequest[];
+  readonly requests: readonly Request[];
 }
+
+function requestOf(r: AuditedRequest): Request {
+  const attributes: RequestAttributes =
+    r.resource === undefined
+      ? { resourceRequest: false, verb: r.verb, path: r.uri }
+      : { resourceRequest: true, verb: r.verb as Verb, apiGroup: r.apiGroup ?? '', apiVersion: '', resource: r.resource, subresource: r.subresource ?? '', namespace: r.namespace ?? '', name: r.name ?? '', path: r.uri };
+  return { uri: r.uri, status: r.status, attributes };
+}
+
+/** What `user` asked since the last clearRequests(). */
+const requestsOf = async (server: ApiServer, user: string): Promise<Request[]> => (await server.requests(user)).map(requestOf);
 
 /**
  * The args as the container would run them, with each path moved to where its volume lies in
@@ -107,33 +128,29 @@ async function provideFiles(args: readonly string[], kubeconfig: string): Promis
   }
 }
 
-/**
- * The cluster the manifests are for: AWS installed with ClusterHosted DNS (the fixture's
- * Infrastructure would default to PlatformDefault, which is immutable, so it is replaced),
- * its DNS config, LB ConfigMap, router Service, a node and a DNSRecord.
- */
 const PLATFORM_TYPES: Readonly<Record<ManifestPlatform, string>> = { aws: 'AWS', gcp: 'GCP', azure: 'Azure' };
 
 /**
- * The cluster the manifests are for: installed on `platform` (default AWS) with ClusterHosted
- * DNS (the fixture's Infrastructure would default to PlatformDefault, which is immutable, so it
- * is replaced; the newest Infrastructure CRD, which gives Azure the field too), its DNS config,
- * the LB ConfigMap in the platform's namespace, router Service, a node and DNSRecords.
+ * The cluster the manifests are for, on the real server: installed on `platform` (default
+ * AWS) with ClusterHosted DNS (the newest Infrastructure CRD, which gives Azure the field
+ * too), its DNS config, the LB ConfigMap in the platform's namespace, router Service, a node
+ * and DNSRecords; lbdns is `user`, holding what the manifests bind to it.
  */
-async function seededCluster(rules: readonly GrantedRule[], user: string, platform: ManifestPlatform = 'aws', gateway = false): Promise<FakeClusterFixture> {
-  const validators = { ...crdValidators({ infrastructure: 'main' }), ...(gateway ? gatewayValidators() : {}) };
-  const cluster = await startFakeCluster({ server: { rules, user, validators, ...(gateway ? { extraResources: GATEWAY_RESOURCES } : {}) } });
-  const infra = cluster.server.delete({ resource: 'infrastructures', name: 'cluster' });
+async function seededCluster(user: string, platform: ManifestPlatform = 'aws', extra: readonly KubeObject[] = []): Promise<ClusterFixture> {
+  assert.ok(IDENTITIES[user], `${user} is an identity the test server knows`);
   const type = PLATFORM_TYPES[platform];
-  const status = { ...(infra.status as object), platform: type, platformStatus: { type, [platform]: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } };
-  cluster.server.create({ apiVersion: infra.apiVersion, kind: infra.kind, metadata: { name: 'cluster' }, spec: { platformSpec: { type } }, status });
-  const lbConfig = cluster.server.delete(LB_CONFIG);
-  cluster.server.create({ ...lbConfig, metadata: { name: LB_CONFIG.name, namespace: `openshift-${platform}-infra` } });
-  cluster.server.create({ apiVersion: 'config.openshift.io/v1', kind: 'DNS', metadata: { name: 'cluster' }, spec: { baseDomain: DOMAIN } });
-  cluster.server.create(dnsRecord('default-wildcard-extra', { dnsName: `*.extra.${DOMAIN}.`, targets: ['10.0.4.40'] }));
-  // A tenant's record for a name outside the cluster: refused, and reported as an Event.
-  cluster.server.create(dnsRecord(REFUSED_RECORD.name, { dnsName: 'www.example.org.', targets: ['10.0.4.41'] }));
-  return cluster;
+  const lbConfig = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'lbconfigfordns', namespace: `openshift-${platform}-infra` }, data: { 'internal-api-lb-dns-name': '10.0.0.11', 'external-api-lb-dns-name': API_IP } };
+  return startCluster(
+    { platformStatus: { type, [platform]: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } as never, infrastructureCrd: 'main', as: { user, rbac: rbacObjects(loadManifests(platform)) } },
+    [
+      ...(platform === 'aws' ? [] : [lbConfig]),
+      { apiVersion: 'config.openshift.io/v1', kind: 'DNS', metadata: { name: 'cluster' }, spec: { baseDomain: DOMAIN } },
+      dnsRecord('default-wildcard-extra', { dnsName: `*.extra.${DOMAIN}.`, targets: ['10.0.4.40'] }),
+      // A tenant's record for a name outside the cluster: refused, and reported as an Event.
+      dnsRecord(REFUSED_RECORD.name, { dnsName: 'www.example.org.', targets: ['10.0.4.41'] }),
+      ...extra,
+    ],
+  );
 }
 
 /** A command that runs until SIGTERM, as its own process, with its structured log at hand. */
@@ -162,10 +179,10 @@ function startDaemon(args: readonly string[], env: NodeJS.ProcessEnv): Daemon {
 }
 
 /** Runs `daemon` until `ready` holds, makes `change`, waits until `followed` holds, then stops it. */
-async function exercise(daemon: Daemon, steps: { ready: () => boolean | Promise<boolean>; change: () => void; followed: () => boolean | Promise<boolean> }): Promise<number> {
+async function exercise(daemon: Daemon, steps: { ready: () => boolean | Promise<boolean>; change: () => Promise<unknown>; followed: () => boolean | Promise<boolean> }): Promise<number> {
   try {
     await until('ready', steps.ready, 20_000);
-    steps.change();
+    await steps.change();
     await until('the change followed', steps.followed, 20_000);
   } catch (err) {
     await daemon.stop();
@@ -181,14 +198,14 @@ async function readyzOk(logs: Record<string, unknown>[]): Promise<boolean> {
   return res?.status === 200;
 }
 
-/** Runs a one-shot command line in-process against `cluster`; `env` is set only while it runs. */
-async function runOnce(label: string, cluster: FakeClusterFixture, args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
-  const before = cluster.server.requests.length;
+/** Runs a one-shot command line in-process as `user` against `cluster`; `env` is set only while it runs. */
+async function runOnce(label: string, cluster: { readonly server: ApiServer }, user: string, args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
+  await cluster.server.clearRequests();
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
   try {
     const r = await runLbdns(args);
-    return { label, code: r.code, stderr: r.stderr, requests: cluster.server.requests.slice(before) };
+    return { label, code: r.code, stderr: r.stderr, requests: await requestsOf(cluster.server, user) };
   } finally {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
@@ -206,7 +223,7 @@ function refIn(workload: Workload, init: boolean): ContainerRef {
 function assertNoRefusal(outcomes: readonly Outcome[]): void {
   for (const o of outcomes) {
     assert.is(o.code, 0, `${o.label} exited ${o.code}:\n${o.stderr}`);
-    const refused = o.requests.filter((r) => r.status === 403).map((r) => `${r.method} ${r.path}`);
+    const refused = o.requests.filter((r) => r.status === 403).map((r) => `${r.attributes.verb} ${r.uri}`);
     assert.equal(refused, [], `${o.label}: calls its RBAC does not grant`);
     assert.ok(o.requests.length > 0, `${o.label} made calls`);
   }
@@ -215,8 +232,8 @@ function assertNoRefusal(outcomes: readonly Outcome[]): void {
 function assertAllGranted(outcomes: readonly Outcome[], rules: readonly GrantedRule[]): void {
   for (const o of outcomes) {
     for (const r of o.requests) {
-      assert.ok(r.attributes.resourceRequest, `${o.label}: ${r.method} ${r.path} is not a resource request`);
-      assert.ok(rulesAllow(rules, r.attributes), `${o.label}: ${r.method} ${r.path} (${r.verb}) is granted by no rule`);
+      assert.ok(r.attributes.resourceRequest, `${o.label}: ${r.attributes.verb} ${r.uri} is not a resource request`);
+      assert.ok(rulesAllow(rules, r.attributes), `${o.label}: ${r.attributes.verb} ${r.uri} is granted by no rule`);
     }
   }
 }
@@ -259,89 +276,95 @@ StaticPods.before(capture(staticSetup, async () => {
   const bootstrap = pods.find((w) => w.manifest.file === 'static-pod-bootstrap.yaml');
   assert.ok(controlPlane && bootstrap);
 
-  const cluster = await seededCluster(nodeRules, 'system:node:master-0');
+  const cluster = await seededCluster(NODE_USER);
   try {
     const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-node-'));
     tempDirs.push(node);
     const init = await mountedArgs(refIn(controlPlane, true), node);
     await provideFiles(init, cluster.kubeconfig);
-    staticOutcomes.push(await runOnce('control-plane initContainer render-corefile', cluster, init));
+    staticOutcomes.push(await runOnce('control-plane initContainer render-corefile', cluster, NODE_USER, init));
 
     // What README tells an admin to run on a node when a name does not resolve.
     // render-corefile's own options (where to write, what to do without the API) are not display's.
     const display = ['display', ...init.slice(1).filter((a) => !a.startsWith('--out=') && !a.startsWith('--if-unreachable='))];
-    staticOutcomes.push(await runOnce('display with the kubelet kubeconfig', cluster, display));
+    staticOutcomes.push(await runOnce('display with the kubelet kubeconfig', cluster, NODE_USER, display));
 
     const monitorArgs = await mountedArgs(refIn(controlPlane, false), node);
     const corefile = monitorArgs.find((a) => a.startsWith('--out='))?.slice('--out='.length);
     assert.ok(corefile, 'the monitor writes --out=FILE');
-    const before = cluster.server.requests.length;
+    await cluster.server.clearRequests();
     const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH, ...downwardEnv(refIn(controlPlane, false), 'master-0') });
     const code = await exercise(monitor, {
-      ready: async () => (await readyzOk(monitor.logs())) && cluster.server.list('events', 'openshift-lbdns').length > 0,
-      change: () => {
-        cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: NEW_INGRESS_IP }] } });
+      ready: async () => (await readyzOk(monitor.logs())) && (await cluster.server.list('events', 'openshift-lbdns')).length > 0,
+      change: async () => {
+        await cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: NEW_INGRESS_IP }] } });
         // Seen again: its Event's count is patched.
-        cluster.server.mergePatch(REFUSED_RECORD, { metadata: { labels: { touched: 'yes' } } });
+        await cluster.server.mergePatch(REFUSED_RECORD, { metadata: { labels: { touched: 'yes' } } });
       },
       followed: async () => (await readFile(corefile, 'utf8')).includes(NEW_INGRESS_IP),
     });
-    staticOutcomes.push({ label: 'control-plane monitor watch-lb-status', code, stderr: monitor.stderr(), requests: cluster.server.requests.slice(before) });
+    staticOutcomes.push({ label: 'control-plane monitor watch-lb-status', code, stderr: monitor.stderr(), requests: await requestsOf(cluster.server, NODE_USER) });
   } finally {
     await cluster.close();
   }
 
-  // With Gateway DNS (rbac-gateway-dns.yaml): the monitor also lists and watches the four kinds.
-  const gatewayCluster = await seededCluster(nodeRules, 'system:node:master-0', 'aws', true);
+  // With Gateway DNS (rbac-gateway-dns.yaml): the monitor also lists and watches the Gateway DNS
+  // kinds and the kube-system Namespace, and writes an Event on a DNSPolicy that cannot apply.
+  const badPolicy = dnsPolicy('bad', { gateway: 'gw' }, { excludeAddresses: ['10.0.0.0/33'] });
+  const gatewayCluster = await seededCluster(NODE_USER, 'aws', [gateway('gw', [{ name: 'http', hostname: `app.${ZONE}` }], [{ value: '192.0.2.10' }]), badPolicy]);
   try {
     const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-gateway-'));
     tempDirs.push(node);
     const monitorArgs = [...(await mountedArgs(refIn(controlPlane, false), node)), `--gateway-zone=${ZONE}`];
     await provideFiles(monitorArgs, gatewayCluster.kubeconfig);
     const corefile = monitorArgs.find((a) => a.startsWith('--out='))?.slice('--out='.length) ?? '';
-    const before = gatewayCluster.server.requests.length;
+    await gatewayCluster.server.clearRequests();
     const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH, ...downwardEnv(refIn(controlPlane, false), 'master-0') });
     const code = await exercise(monitor, {
-      ready: () => readyzOk(monitor.logs()),
-      change: () => gatewayCluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: NEW_INGRESS_IP }] } }),
+      ready: async () => (await readyzOk(monitor.logs())) && (await gatewayCluster.server.list('events', NS)).length > 0,
+      change: async () => {
+        await gatewayCluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: NEW_INGRESS_IP }] } });
+        // Seen again: the policy's Event count is patched.
+        await gatewayCluster.server.mergePatch({ resource: 'dnspolicies', namespace: NS, name: 'bad' }, { metadata: { labels: { touched: 'yes' } } });
+      },
       followed: async () => (await readFile(corefile, 'utf8').catch(() => '')).includes(NEW_INGRESS_IP),
     });
-    staticOutcomes.push({ label: 'control-plane monitor watch-lb-status --gateway-zone', code, stderr: monitor.stderr(), requests: gatewayCluster.server.requests.slice(before) });
+    staticOutcomes.push({ label: 'control-plane monitor watch-lb-status --gateway-zone', code, stderr: monitor.stderr(), requests: await requestsOf(gatewayCluster.server, NODE_USER) });
   } finally {
     await gatewayCluster.close();
   }
 
-  const bootCluster = await seededCluster(nodeRules, 'system:node:bootstrap');
+  const bootCluster = await seededCluster('system:node:bootstrap');
   try {
     const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-bootstrap-'));
     tempDirs.push(node);
     const init = await mountedArgs(refIn(bootstrap, true), node);
     await provideFiles(init, bootCluster.kubeconfig);
-    staticOutcomes.push(await runOnce('bootstrap initContainer render-corefile', bootCluster, init));
+    staticOutcomes.push(await runOnce('bootstrap initContainer render-corefile', bootCluster, 'system:node:bootstrap', init));
   } finally {
     await bootCluster.close();
   }
 
   // On-prem, the same pod also reads the HostedNetServices switches.
   // Its API VIP is 127.0.0.1, an address of this machine: the monitor records itself as the VIP's owner.
-  const onPrem = await startFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: ['192.168.111.4'] }, server: { rules: nodeRules, user: 'system:node:master-0' } });
+  const onPrem = await startOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: ['192.168.111.4'] }, as: { user: NODE_USER, rbac: rbacObjects(manifests) } });
   try {
-    onPrem.server.create(hostedNetServices({}));
+    await onPrem.server.create(hostedNetServices({}));
     const node = await mkdtemp(join(tmpdir(), 'lbdns-rbac-onprem-'));
     tempDirs.push(node);
     const init = await mountedArgs(refIn(controlPlane, true), node);
     await provideFiles(init, onPrem.kubeconfig);
-    staticOutcomes.push(await runOnce('on-prem control-plane initContainer render-corefile', onPrem, init));
+    staticOutcomes.push(await runOnce('on-prem control-plane initContainer render-corefile', onPrem, NODE_USER, init));
     const monitorArgs = await mountedArgs(refIn(controlPlane, false), node);
     const corefile = monitorArgs.find((a) => a.startsWith('--out='))?.slice('--out='.length) ?? '';
-    const before = onPrem.server.requests.length;
+    await onPrem.server.clearRequests();
     const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH, NODE_NAME: 'master-0' });
     const code = await exercise(monitor, {
       ready: async () => (await readyzOk(monitor.logs())) && monitor.logs().some((l) => l.msg === 'HostedNetServices status updated'),
       change: () => onPrem.server.mergePatch(HNS, { spec: { dns: { appsResolution: 'Disabled' } } }),
       followed: async () => !(await readFile(corefile, 'utf8')).includes('*.apps.'),
     });
-    staticOutcomes.push({ label: 'on-prem control-plane monitor watch-lb-status', code, stderr: monitor.stderr(), requests: onPrem.server.requests.slice(before) });
+    staticOutcomes.push({ label: 'on-prem control-plane monitor watch-lb-status', code, stderr: monitor.stderr(), requests: await requestsOf(onPrem.server, NODE_USER) });
   } finally {
     await onPrem.close();
   }
@@ -397,8 +420,8 @@ const account = deployment && { namespace: deployment.workload.namespace ?? '', 
 const accountRules = account ? rulesFor(manifests, serviceAccountSubjects(account.namespace, account.name)) : [];
 const updaterOutcomes: Outcome[] = [];
 
-const clusterHosted = (cluster: FakeClusterFixture): { apiLoadBalancerIPs?: string[] } | undefined =>
-  (cluster.server.get({ resource: 'infrastructures', name: 'cluster' }) as { status?: { platformStatus?: { aws?: { cloudLoadBalancerConfig?: { clusterHosted?: { apiLoadBalancerIPs?: string[] } } } } } } | undefined)
+const clusterHosted = async (cluster: ClusterFixture): Promise<{ apiLoadBalancerIPs?: string[] } | undefined> =>
+  (await cluster.server.get<{ status?: { platformStatus?: { aws?: { cloudLoadBalancerConfig?: { clusterHosted?: { apiLoadBalancerIPs?: string[] } } } } } }>({ resource: 'infrastructures', name: 'cluster' }))
     ?.status?.platformStatus?.aws?.cloudLoadBalancerConfig?.clusterHosted;
 
 Updater.before(capture(updaterSetup, async () => {
@@ -411,25 +434,24 @@ Updater.before(capture(updaterSetup, async () => {
   const oneShot = args.filter((a) => a !== '--watch');
   assert.not.equal(oneShot, args, 'the Deployment runs --watch');
 
-  const cluster = await seededCluster(accountRules, user);
+  const cluster = await seededCluster(user);
   try {
-    const outcome = await runOnce('update-infra-status (one-shot)', cluster, oneShot, { KUBECONFIG: cluster.kubeconfig });
+    const outcome = await runOnce('update-infra-status (one-shot)', cluster, user, oneShot, { KUBECONFIG: cluster.kubeconfig });
     updaterOutcomes.push(outcome);
-    assert.equal(clusterHosted(cluster)?.apiLoadBalancerIPs, [API_IP], `the one-shot run published the api LB; it exited ${outcome.code}:\n${outcome.stderr}`);
+    assert.equal((await clusterHosted(cluster))?.apiLoadBalancerIPs, [API_IP], `the one-shot run published the api LB; it exited ${outcome.code}:\n${outcome.stderr}`);
   } finally {
     await cluster.close();
   }
 
-  const watched = await seededCluster(accountRules, user);
+  const watched = await seededCluster(user);
   try {
-    const before = watched.server.requests.length;
     const daemon = startDaemon(args, { PATH: process.env.PATH, KUBECONFIG: watched.kubeconfig });
     const code = await exercise(daemon, {
-      ready: async () => (await readyzOk(daemon.logs())) && clusterHosted(watched)?.apiLoadBalancerIPs?.[0] === API_IP,
+      ready: async () => (await readyzOk(daemon.logs())) && (await clusterHosted(watched))?.apiLoadBalancerIPs?.[0] === API_IP,
       change: () => watched.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': NEW_API_IP } }),
-      followed: () => clusterHosted(watched)?.apiLoadBalancerIPs?.[0] === NEW_API_IP,
+      followed: async () => (await clusterHosted(watched))?.apiLoadBalancerIPs?.[0] === NEW_API_IP,
     });
-    updaterOutcomes.push({ label: 'update-infra-status --watch', code, stderr: daemon.stderr(), requests: watched.server.requests.slice(before) });
+    updaterOutcomes.push({ label: 'update-infra-status --watch', code, stderr: daemon.stderr(), requests: await requestsOf(watched.server, user) });
   } finally {
     await watched.close();
   }
@@ -468,25 +490,26 @@ for (const platform of ['aws', 'gcp', 'azure'] as const) {
       const controlPlane = pods.find((w) => w.manifest.file === 'static-pod-control-plane.yaml');
       assert.ok(controlPlane && deployment && account);
       const outcomes: Outcome[] = [];
-      const nodes = await seededCluster(rulesFor(applied, nodeSubjects('master-0')), 'system:node:master-0', platform);
+      const nodes = await seededCluster(NODE_USER, platform);
       try {
         const init = await mountedArgs(refIn(controlPlane, true), node);
         await provideFiles(init, nodes.kubeconfig);
-        outcomes.push(await runOnce('control-plane initContainer render-corefile', nodes, init));
+        outcomes.push(await runOnce('control-plane initContainer render-corefile', nodes, NODE_USER, init));
         const out = init.find((a) => a.startsWith('--out='))?.slice('--out='.length) ?? '';
         assert.match(await readFile(out, 'utf8'), `answer "{{ .Name }} 60 IN A ${API_IP}"`);
       } finally {
         await nodes.close();
       }
-      const sa = await seededCluster(rulesFor(applied, serviceAccountSubjects(account.namespace, account.name)), `system:serviceaccount:${account.namespace}:${account.name}`, platform);
+      const user = `system:serviceaccount:${account.namespace}:${account.name}`;
+      const sa = await seededCluster(user, platform);
       try {
         const args = (await mountedArgs(deployment, node)).filter((a) => a !== '--watch');
-        outcomes.push(await runOnce('update-infra-status (one-shot)', sa, args, { KUBECONFIG: sa.kubeconfig }));
+        outcomes.push(await runOnce('update-infra-status (one-shot)', sa, user, args, { KUBECONFIG: sa.kubeconfig }));
       } finally {
         await sa.close();
       }
       assertNoRefusal(outcomes);
-      const lbConfigReads = outcomes.flatMap((o) => o.requests).filter((r) => r.path.startsWith(`/api/v1/namespaces/openshift-${platform}-infra/configmaps`));
+      const lbConfigReads = outcomes.flatMap((o) => o.requests).filter((r) => r.uri.startsWith(`/api/v1/namespaces/openshift-${platform}-infra/configmaps`));
       assert.ok(lbConfigReads.length >= 2, 'both read the ConfigMap in the platform namespace');
     } finally {
       await rm(node, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import type { BuiltEndpoint } from '../model.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
+import { whyNotServed } from '../resolve/record-set.js';
 
 export interface DisplayOptions extends CommandInputs {
   readonly cluster?: ClusterFlags | undefined;
@@ -34,7 +35,7 @@ export async function displayCommand(opts: DisplayOptions): Promise<number> {
     spec: state.spec,
     resolutions: Object.fromEntries(state.resolutions),
     recordSet: state.recordSet,
-    notServed: state.empty,
+    notServed: whyNotServed(state.spec, state),
     unmanaged: state.unmanaged,
     withheld: state.withheld,
     ...(state.dnsType === undefined ? {} : { dnsType: state.dnsType }),

@@ -4,7 +4,7 @@ import { ClaimIndex, type Claim, type Refusal } from './gateway-claims.js';
 import { nameGuard } from './name-guard.js';
 
 /*
- * Gateway DNS names are asked for by tenants (a Gateway, an HTTPRoute, a DNSPolicy, a
+ * Gateway DNS names are asked for by tenants (a Gateway, a DNSPolicy, a
  * Kuadrant DNSRecord), so every name is confined before it is served: to the configured zones,
  * away from the cluster's own names and from names other sources serve, and to one owner.
  */

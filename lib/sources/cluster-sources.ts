@@ -62,7 +62,7 @@ export interface ClusterSourceOptions {
   readonly switches?: boolean;
   /** What the flags already say: sources that could only repeat it are not watched. */
   readonly localSays: LocalSays;
-  /** --gateway-zone: Gateway DNS reads Kuadrant DNSRecords, Gateways, HTTPRoutes and DNSPolicies when non-empty. */
+  /** --gateway-zone: Gateway DNS reads Kuadrant DNSRecords, Gateways, DNSPolicies and the kube-system Namespace when non-empty. */
   readonly gatewayZones?: readonly string[];
   readonly gatewayTtls?: GatewayTtls;
   readonly log: Logger;

@@ -30,7 +30,7 @@ export interface GatewayListener {
   readonly attachedRoutes: number;
 }
 
-/** A Gateway, sanitised: what DNSPolicies and HTTPRoutes are matched against. */
+/** A Gateway, sanitised: what DNSPolicies are matched against. */
 export interface GatewayView {
   readonly id: ObjectIdentity;
   readonly listeners: readonly GatewayListener[];

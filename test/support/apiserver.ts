@@ -133,6 +133,17 @@ export interface AuditedRequest {
   readonly status: number;
 }
 
+/**
+ * The identities lbdns's manifests run as, each with a static token: the kubelets of a
+ * control-plane node and of the bootstrap node (group system:nodes), and update-infra-status's
+ * ServiceAccount (RBAC matches a ServiceAccount subject by this user name).
+ */
+export const IDENTITIES: Readonly<Record<string, readonly string[]>> = {
+  'system:node:master-0': ['system:nodes'],
+  'system:node:bootstrap': ['system:nodes'],
+  'system:serviceaccount:openshift-lbdns:lbdns': ['system:serviceaccounts', 'system:serviceaccounts:openshift-lbdns'],
+};
+
 /** A rule of a Role (with its namespace) or a ClusterRole, as RBAC reads it. */
 export type RbacRule = PolicyRule;
 
@@ -146,6 +157,8 @@ export interface ApiServer {
   readonly kubeconfig: string;
   /** The kubeconfig of LBDNS_USER, who holds only what grant() gave. */
   readonly userKubeconfig: string;
+  /** The kubeconfig of one of IDENTITIES. */
+  kubeconfigOf(user: string): string;
   /** The admin's REST call; a path is `/api/v1/…` or `/apis/GROUP/VERSION/…`. */
   call<T = StoredObject>(method: string, path: string, body?: unknown, contentType?: string): Promise<T>;
   /** create, then the status through its subresource (a create drops it), as a controller writes both. */
@@ -163,6 +176,8 @@ export interface ApiServer {
   ensureNamespace(namespace: string): Promise<void>;
   /** Grants LBDNS_USER these rules (until the next reset). */
   grant(rules: readonly RbacRule[]): Promise<void>;
+  /** Creates these Roles, ClusterRoles and their bindings as written (until the next reset). */
+  applyRbac(objects: readonly KubeObject[]): Promise<void>;
   /** Requests the audit log recorded since the last clearRequests(): one user's, or lbdns's as either identity. */
   requests(user?: string): Promise<AuditedRequest[]>;
   clearRequests(): Promise<void>;
@@ -202,7 +217,7 @@ async function crdsOf(file: string): Promise<StoredObject[]> {
 /** Starts a fresh cluster: etcd and kube-apiserver in one process, the CRDs installed and established. */
 export async function startApiServer(opts: ResetOptions & { readonly sans?: readonly string[] } = {}): Promise<ApiServer> {
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-apiserver-'));
-  const args = ['-dir', dir, '-user', LBDNS_USER, '-user', `${LBDNS_ADMIN}=system:masters`, ...(opts.sans ?? []).flatMap((n) => ['-san', n])];
+  const args = ['-dir', dir, '-user', LBDNS_USER, '-user', `${LBDNS_ADMIN}=system:masters`, ...Object.entries(IDENTITIES).flatMap(([user, groups]) => ['-user', `${user}=${groups.join(',')}`]), ...(opts.sans ?? []).flatMap((n) => ['-san', n])];
   let peer: PeerProcess | undefined;
   let ready: Ready | undefined;
   let ca: string | undefined;
@@ -334,6 +349,11 @@ export async function startApiServer(opts: ResetOptions & { readonly sans?: read
     get userKubeconfig() {
       return ready?.kubeconfigs[LBDNS_USER] ?? '';
     },
+    kubeconfigOf: (user) => {
+      const path = ready?.kubeconfigs[user];
+      if (path === undefined) throw new Error(`apiserver.ts: ${user} is not one of IDENTITIES`);
+      return path;
+    },
     call,
     create: async (obj) => {
       const info = infoOfObject(obj);
@@ -387,6 +407,13 @@ export async function startApiServer(opts: ResetOptions & { readonly sans?: read
           await call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace, labels }, rules: policy });
           await call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace, labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects });
         }
+      }
+    },
+    applyRbac: async (objects) => {
+      for (const obj of objects) {
+        const namespace = obj.metadata?.namespace;
+        await ensureNamespace(namespace);
+        await call('POST', collectionPath(infoOfObject(obj), namespace), { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, [TEST_LABEL]: 'manifest' } } });
       }
     },
     requests: async (user) => {

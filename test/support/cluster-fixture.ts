@@ -47,6 +47,8 @@ export interface RealClusterSeed extends ClusterSeed {
   readonly own?: { readonly sans?: readonly string[] };
   /** lbdns runs as a user holding only these rules; absent: as the cluster admin. */
   readonly rules?: readonly RbacRule[];
+  /** lbdns runs as one of the server's IDENTITIES, holding what these RBAC objects (a manifest's) bind to it. */
+  readonly as?: { readonly user: string; readonly rbac: readonly KubeObject[] };
   readonly infrastructureCrd?: InfrastructureCrd;
   readonly hostedNetServices?: boolean;
 }
@@ -141,12 +143,13 @@ export async function startCluster(seed: RealClusterSeed = {}, extra: readonly K
   if (!seed.own) await server.reset(crds);
   for (const obj of [...clusterObjects(seed), ...extra]) await server.create(obj);
   if (seed.rules !== undefined) await server.grant(seed.rules);
+  if (seed.as !== undefined) await server.applyRbac(seed.as.rbac);
   await server.clearRequests();
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-cluster-'));
   return {
     server,
     dir,
-    kubeconfig: await ownKubeconfig(seed.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir),
+    kubeconfig: await ownKubeconfig(seed.as !== undefined ? server.kubeconfigOf(seed.as.user) : seed.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir),
     out: join(dir, 'Corefile'),
     close: async () => {
       if (seed.own) await server.close();

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadAll } from 'js-yaml';
-import type { PolicyRule } from './kube-api-server.js';
+import type { KubeObject, PolicyRule } from './kube-api-server.js';
 
 export const MANIFEST_DIR = fileURLToPath(new URL('../../manifests/', import.meta.url));
 const LBDNS_IMAGE = 'quay.io/lbdns/lbdns';
@@ -94,6 +94,11 @@ export function loadManifests(platform: ManifestPlatform = 'aws'): Manifest[] {
       object === null || object === undefined ? [] : [{ file, object: object as Manifest['object'] }],
     ),
   );
+}
+
+/** The Roles, ClusterRoles and their bindings, as objects to create. */
+export function rbacObjects(manifests: readonly Manifest[]): KubeObject[] {
+  return manifests.filter((m) => m.object.apiVersion === RBAC).map((m) => m.object as KubeObject);
 }
 
 export const describe = (m: Manifest): string => `${m.file} ${m.object.kind}/${m.object.metadata?.name}`;

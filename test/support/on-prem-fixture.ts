@@ -48,9 +48,11 @@ export interface OnPremOptions {
   readonly switches?: boolean;
   /** lbdns runs as a user holding only these rules; absent: as the cluster admin. */
   readonly rules?: readonly RbacRule[];
+  /** lbdns runs as one of the server's IDENTITIES, holding what these RBAC objects bind to it. */
+  readonly as?: { readonly user: string; readonly rbac: readonly KubeObject[] };
 }
 
-export interface FakeOnPremOptions extends Omit<OnPremOptions, 'rules'> {
+export interface FakeOnPremOptions extends Omit<OnPremOptions, 'rules' | 'as'> {
   /** RBAC rules and user of the test API server. */
   readonly server?: Pick<KubeApiServerOptions, 'rules' | 'user'>;
 }
@@ -65,12 +67,13 @@ export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
   await server.create(infrastructure(platform, opts.status));
   await server.create(node('master-0', ['192.168.111.20']));
   if (opts.rules !== undefined) await server.grant(opts.rules);
+  if (opts.as !== undefined) await server.applyRbac(opts.as.rbac);
   await server.clearRequests();
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
   return {
     server,
     dir,
-    kubeconfig: await ownKubeconfig(opts.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir),
+    kubeconfig: await ownKubeconfig(opts.as !== undefined ? server.kubeconfigOf(opts.as.user) : opts.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir),
     out: join(dir, 'Corefile'),
     close: () => rm(dir, { recursive: true, force: true }),
   };
