@@ -13,13 +13,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load as parseYaml } from 'js-yaml';
 import { generatedManifests, MACHINE_ROLES, MANIFEST_DIR, nodeFiles, STATIC_POD_PATH, type MachineRole } from '../scripts/manifests.js';
-import { loadCrd } from './support/crd-validate.js';
-import { CRD_DIR, crdValidator } from './support/crd-validators.js';
-import { resourceType, startKubeApiServer, type KubeObject } from './support/kube-api-server.js';
+import { sharedApiServer } from './support/apiserver.js';
+import type { KubeObject } from './support/kube-api-server.js';
 
 const run = promisify(execFile);
 const ROLES = Object.keys(MACHINE_ROLES) as MachineRole[];
-const MACHINE_CONFIG_CRD = `${CRD_DIR}0000_80_machine-config_01_machineconfigs.crd.yaml`;
 const DISPATCHER = join(MANIFEST_DIR, 'node/etc/NetworkManager/dispatcher.d/30-lbdns-resolv-prepender');
 
 interface MachineConfig extends KubeObject {
@@ -34,20 +32,13 @@ test('every derived manifest is what `make manifests` generates from its sources
   }
 });
 
-test('the API server accepts each MachineConfig under the real MachineConfig CRD', async () => {
-  const crd = loadCrd(MACHINE_CONFIG_CRD);
-  const version = Object.keys(crd.versions)[0] ?? 'v1';
-  const server = await startKubeApiServer({
-    extraResources: [resourceType(`${crd.group}/${version}`, crd.plural, crd.kind, { namespaced: crd.scope === 'Namespaced' })],
-    validators: { [`${crd.group}/${crd.plural}`]: crdValidator(crd) },
-  });
-  try {
-    for (const role of ROLES) {
-      const stored = server.create<MachineConfig>(await machineConfig(role));
-      assert.is(stored.metadata?.labels?.['machineconfiguration.openshift.io/role'], role);
-    }
-  } finally {
-    await server.close();
+test('the real kube-apiserver accepts each MachineConfig under the real MachineConfig CRD (server-side apply, dry run, strict)', async () => {
+  const server = await sharedApiServer();
+  await server.reset();
+  for (const role of ROLES) {
+    const applied = await server.dryRunApply<MachineConfig>(await machineConfig(role));
+    assert.is(applied.metadata?.labels?.['machineconfiguration.openshift.io/role'], role);
+    assert.is(applied.spec.config.storage.files.length, nodeFiles(role).length, 'no file pruned');
   }
 });
 

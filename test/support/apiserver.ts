@@ -176,6 +176,11 @@ export interface ApiServer {
   ensureNamespace(namespace: string): Promise<void>;
   /** Grants LBDNS_USER these rules (until the next reset). */
   grant(rules: readonly RbacRule[]): Promise<void>;
+  /**
+   * What the server makes of `obj` applied (server-side apply, strict field validation), without
+   * storing it: schema, defaults, admission and CEL rules, as `kubectl apply --dry-run=server`.
+   */
+  dryRunApply<T = StoredObject>(obj: KubeObject): Promise<T>;
   /** Creates these Roles, ClusterRoles and their bindings as written (until the next reset). */
   applyRbac(objects: readonly KubeObject[]): Promise<void>;
   /** Requests the audit log recorded since the last clearRequests(): one user's, or lbdns's as either identity. */
@@ -408,6 +413,10 @@ export async function startApiServer(opts: ResetOptions & { readonly sans?: read
           await call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace, labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects });
         }
       }
+    },
+    dryRunApply: async (obj) => {
+      await ensureNamespace(infoOfObject(obj).namespaced ? obj.metadata?.namespace : undefined);
+      return call('PATCH', `${objPath(obj)}?dryRun=All&fieldManager=lbdns-test&fieldValidation=Strict&force=true`, obj, 'application/apply-patch+yaml');
     },
     applyRbac: async (objects) => {
       for (const obj of objects) {

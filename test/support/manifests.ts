@@ -143,31 +143,6 @@ export function mountOf(container: Container, path: string): { mount: VolumeMoun
 }
 
 // ---------------------------------------------------------------------------------------
-// Field names
-
-type Models = Record<string, { getAttributeTypeMap?: () => { baseName: string; type: string }[] } | undefined>;
-
-/**
- * Paths in `value` that its Kubernetes type has no field for, by client-node's generated
- * models (the API's OpenAPI schema): what `kubectl --validate=strict` refuses, and what a
- * server otherwise drops without a word, e.g. a misspelt `readinesProbe`.
- */
-export function unknownFields(models: Models, value: unknown, type: string, path = ''): string[] {
-  if (value === null || value === undefined) return [];
-  const array = /^Array<(.+)>$/.exec(type);
-  if (array) return Array.isArray(value) ? value.flatMap((item, i) => unknownFields(models, item, array[1] ?? '', `${path}[${i}]`)) : [];
-  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
-  if (map) return typeof value === 'object' ? Object.entries(value).flatMap(([k, v]) => unknownFields(models, v, map[1] ?? '', `${path}.${k}`)) : [];
-  const fields = models[type]?.getAttributeTypeMap?.();
-  if (fields === undefined || typeof value !== 'object' || Array.isArray(value)) return [];
-  return Object.entries(value).flatMap(([key, child]) => {
-    const field = fields.find((f) => f.baseName === key);
-    const at = path ? `${path}.${key}` : key;
-    return field ? unknownFields(models, child, field.type, at) : [at];
-  });
-}
-
-// ---------------------------------------------------------------------------------------
 // RBAC
 
 export interface Subject {
