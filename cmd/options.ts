@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { ValidationError, type ExitCode } from '../lib/errors.js';
+import type { ExitCode } from '../lib/errors.js';
 import type { RawConfig } from '../lib/inputs/config.js';
 import type { CommandInputs } from '../lib/commands/io.js';
 import { parseNodeFlags } from '../lib/inputs/config.js';

@@ -14,7 +14,6 @@ import {
   describe,
   lbdnsContainers,
   loadManifests,
-  MANIFEST_DIR,
   mountOf,
   workloads,
   type Container,

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCli } from '../cmd/cli.js';
 import { ClusterCommand } from '../cmd/options.js';
-import { API_IP, dnsRecord, DOMAIN, LB_CONFIG, ROUTER, startCluster, until, UPSTREAM, type ClusterAccess, type ClusterFixture } from './support/cluster-fixture.js';
+import { API_IP, dnsRecord, DOMAIN, LB_CONFIG, ROUTER, startCluster, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
 import { dnsPolicy, gateway, NS, ZONE } from './support/gateway-fixture.js';
 import { HNS, hostedNetServices, startOnPrem } from './support/on-prem-fixture.js';
 import { IDENTITIES, type ApiServer, type AuditedRequest } from './support/apiserver.js';
@@ -484,7 +484,6 @@ const Platforms = suite('every cloud: the same manifests, with platform/<platfor
 
 for (const platform of ['aws', 'gcp', 'azure'] as const) {
   Platforms(`${PLATFORM_TYPES[platform]}: the static pods and update-infra-status read the LB config ConfigMap, nothing refused`, async () => {
-    const applied = loadManifests(platform);
     const node = await mkdtemp(join(tmpdir(), `lbdns-rbac-${platform}-`));
     try {
       const controlPlane = pods.find((w) => w.manifest.file === 'static-pod-control-plane.yaml');
