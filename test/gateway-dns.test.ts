@@ -437,13 +437,18 @@ test("display --gateway-zone prints each DNSPolicy's endpoints as a Kuadrant DNS
     const klb = `klb.${APP}`;
     const leaf = await leafName(cluster, klb);
     const source = `dnspolicy/${NS}/dns`;
-    assert.equal((JSON.parse(r.stdout) as { gateway: { endpoints: unknown[] } }).gateway.endpoints, [
+    // Each policy's endpoints sorted by name and set identifier, as Kuadrant's builder sorts them (the leaf's name starts with the cluster's short code).
+    const byKey = (a: { dnsName: string; setIdentifier?: string }, b: { dnsName: string; setIdentifier?: string }) => (a.dnsName + (a.setIdentifier ?? '') < b.dnsName + (b.setIdentifier ?? '') ? -1 : 1);
+    const lb = [
       { dnsName: leaf, recordType: 'A', targets: ['192.0.2.10'], recordTTL: 60, source },
       { dnsName: APP, recordType: 'CNAME', targets: [klb], recordTTL: 300, source },
       { dnsName: `geo-eu.${klb}`, recordType: 'CNAME', targets: [leaf], recordTTL: 60, setIdentifier: leaf, providerSpecific: [{ name: 'weight', value: '120' }], source },
       { dnsName: `geo-eu.${klb}`, recordType: 'CNAME', targets: ['lb.example.org'], recordTTL: 60, setIdentifier: 'lb.example.org', providerSpecific: [{ name: 'weight', value: '120' }], source },
       { dnsName: klb, recordType: 'CNAME', targets: [`geo-eu.${klb}`], recordTTL: 300, setIdentifier: 'GEO-EU', providerSpecific: [{ name: 'geo-code', value: 'GEO-EU' }], source },
       { dnsName: klb, recordType: 'CNAME', targets: [`geo-eu.${klb}`], recordTTL: 300, setIdentifier: 'default', providerSpecific: [{ name: 'geo-code', value: '*' }], source },
+    ].sort(byKey);
+    assert.equal((JSON.parse(r.stdout) as { gateway: { endpoints: unknown[] } }).gateway.endpoints, [
+      ...lb,
       { dnsName: `shop.${ZONE}`, recordType: 'A', targets: ['192.0.2.20', 'fd00::20'], recordTTL: 60, source: `dnspolicy/${NS}/shop`, served: 'IPv6 addresses in an A record: serving fd00::20 as AAAA' },
     ]);
   } finally {

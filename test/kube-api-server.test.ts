@@ -13,7 +13,6 @@ import {
   type KubeApiServerOptions,
   type KubeObject,
   type KubeStatus,
-  type ValidationCause,
 } from './support/kube-api-server.js';
 
 const NS = 'openshift-ingress';
@@ -470,61 +469,6 @@ test('a patch with an unknown content type is refused with 415', async () => {
     );
     assert.is(refused.code, 415);
     assert.match(refused.status.message ?? '', /application\/strategic-merge-patch\+json/);
-  });
-});
-
-/** Refuses listed IPs that are not IPv4 literals and defaults dnsType, like the Infrastructure schema. */
-function lbConfigValidator(obj: KubeObject): { causes: ValidationCause[]; defaulted: KubeObject } {
-  const defaulted = structuredClone(obj);
-  const status = (defaulted.status ?? {}) as { lb?: { dnsType?: string; ips?: string[] } };
-  const causes: ValidationCause[] = [];
-  if (status.lb) {
-    status.lb.dnsType ??= 'PlatformDefault';
-    (status.lb.ips ?? []).forEach((ip, i) => {
-      if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip)) {
-        causes.push({
-          field: `status.lb.ips[${i}]`,
-          reason: 'FieldValueInvalid',
-          message: `Invalid value: "${ip}": value must be a valid IP address`,
-        });
-      }
-    });
-  }
-  return { causes, defaulted };
-}
-
-test('validation causes are answered with 422 Invalid worded like kube-apiserver', async () => {
-  await withServer({ validators: { 'config.openshift.io/infrastructures': lbConfigValidator } }, async ({ server, custom }) => {
-    server.create(infrastructure());
-    const patch = (ips: string[]) =>
-      refusal(custom.patchClusterCustomObjectStatus({ ...INFRA, body: { status: { lb: { ips } } } }, mergePatch));
-    const one = await patch(['x']);
-    assert.is(one.code, 422);
-    assert.is(one.status.reason, 'Invalid');
-    assert.is(
-      one.status.message,
-      'Infrastructure.config.openshift.io "cluster" is invalid: status.lb.ips[0]: Invalid value: "x": value must be a valid IP address',
-    );
-    assert.equal(one.status.details, {
-      name: 'cluster',
-      group: 'config.openshift.io',
-      kind: 'Infrastructure',
-      causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "x": value must be a valid IP address', field: 'status.lb.ips[0]' }],
-    });
-    const two = await patch(['x', 'y']);
-    assert.is(
-      two.status.message,
-      'Infrastructure.config.openshift.io "cluster" is invalid: [status.lb.ips[0]: Invalid value: "x": value must be a valid IP address, status.lb.ips[1]: Invalid value: "y": value must be a valid IP address]',
-    );
-  });
-});
-
-test('what a validator defaults is what the server stores', async () => {
-  await withServer({ validators: { 'config.openshift.io/infrastructures': lbConfigValidator } }, async ({ server, custom }) => {
-    server.create(infrastructure());
-    await custom.patchClusterCustomObjectStatus({ ...INFRA, body: { status: { lb: { ips: ['192.0.2.1'] } } } }, mergePatch);
-    const stored = server.get(INFRA_REF);
-    assert.equal(stored?.status, { platform: 'AWS', lb: { ips: ['192.0.2.1'], dnsType: 'PlatformDefault' } });
   });
 });
 

@@ -1,19 +1,17 @@
 /**
- * Gateway DNS in the test API server: the four CRDs of test/fixtures/crds (Gateway API
- * Gateway and HTTPRoute, Kuadrant DNSPolicy and DNSRecord) served as the real server serves
- * them (group, version, scope, status subresource read from each CRD), writes validated
- * against their schemas, and builders for the objects the scenarios create.
- *
- * The Gateway CRD's schema uses `oneOf` and `not`, which crd-validate does not implement, so
- * Gateways are stored unvalidated; HTTPRoutes, DNSPolicies and DNSRecords are validated.
+ * Gateway DNS: builders for the objects the scenarios create, on the real kube-apiserver
+ * (which has the Gateway API and Kuadrant CRDs of test/fixtures/crds); and the same kinds in
+ * the test API server (group, version, scope and status subresource read from each CRD) for
+ * the benchmarks that drive it.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { load as parseYaml } from 'js-yaml';
-import { loadCrd } from './crd-validate.js';
-import { CRD_DIR, crdValidator } from './crd-validators.js';
 import { startCluster, startFakeCluster, type ClusterFixture, type FakeClusterFixture, type FakeClusterSeed, type RealClusterSeed } from './cluster-fixture.js';
 import { shortCode } from '../../lib/sources/gateway-endpoints.js';
-import { resourceType, type KubeObject, type ResourceType, type Validator } from './kube-api-server.js';
+import { resourceType, type KubeObject, type ResourceType } from './kube-api-server.js';
+
+const CRD_DIR = fileURLToPath(new URL('../fixtures/crds/', import.meta.url));
 
 export const GATEWAY_CRD_FILES = {
   gateways: 'gateway.networking.k8s.io_gateways.yaml',
@@ -21,8 +19,6 @@ export const GATEWAY_CRD_FILES = {
   dnspolicies: 'kuadrant.io_dnspolicies.yaml',
   dnsrecords: 'kuadrant.io_dnsrecords.yaml',
 } as const;
-
-const VALIDATED: readonly (keyof typeof GATEWAY_CRD_FILES)[] = ['httproutes', 'dnspolicies', 'dnsrecords'];
 
 interface CrdDoc {
   spec: { group: string; scope: string; names: { plural: string; kind: string }; versions: { name: string; storage?: boolean; subresources?: { status?: object } }[] };
@@ -41,21 +37,12 @@ function crdResource(file: string): ResourceType {
 
 export const GATEWAY_RESOURCES: readonly ResourceType[] = Object.values(GATEWAY_CRD_FILES).map(crdResource);
 
-export function gatewayValidators(): Record<string, Validator> {
-  const out: Record<string, Validator> = {};
-  for (const kind of VALIDATED) {
-    const crd = loadCrd(`${CRD_DIR}${GATEWAY_CRD_FILES[kind]}`);
-    out[`${crd.group}/${crd.plural}`] = crdValidator(crd);
-  }
-  return out;
-}
-
 export const ZONE = 'gw.example.net';
 export const NS = 'shop';
 
 /** The same cluster in the test API server, serving the four Gateway DNS kinds too (fault tests and the API benchmarks). */
 export function startFakeGatewayCluster(seed: FakeClusterSeed = {}): Promise<FakeClusterFixture> {
-  return startFakeCluster({ ...seed, server: { ...seed.server, extraResources: [...GATEWAY_RESOURCES, ...(seed.server?.extraResources ?? [])], validators: { ...gatewayValidators(), ...seed.server?.validators } } });
+  return startFakeCluster({ ...seed, server: { ...seed.server, extraResources: [...GATEWAY_RESOURCES, ...(seed.server?.extraResources ?? [])] } });
 }
 
 /** The seeded OpenShift cluster of cluster-fixture; the real server has the four Gateway DNS CRDs. */

@@ -594,29 +594,11 @@ function jsonPatch(document: unknown, ops: unknown): unknown {
 // ---------------------------------------------------------------------------------------
 // Store and watches
 
-export interface ValidationCause {
+interface ValidationCause {
   readonly field: string;
   readonly reason: string;
   readonly message: string;
 }
-
-/**
- * How a write reached the store: a CRD's schema treats a `/status` write (only `status` is
- * taken, only `status` validated) differently from a write of the main resource.
- */
-export interface ValidationContext {
-  /** `status` for a write through `/status`; '' for the main resource. */
-  readonly subresource: 'status' | '';
-  /** A direct store write (test setup): the whole object, status included, is taken as given. */
-  readonly direct: boolean;
-}
-
-/** Schema validation and defaulting of one resource; non-empty `causes` refuse the write with 422. */
-export type Validator = (
-  obj: KubeObject,
-  old: KubeObject | undefined,
-  context: ValidationContext,
-) => { readonly causes: readonly ValidationCause[]; readonly defaulted: object };
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -665,10 +647,6 @@ class Store {
   private readonly objects = new Map<ResourceType, Map<string, StoredObject>>();
   readonly watchers = new Set<Watcher>();
 
-  constructor(
-    private readonly validators: Readonly<Record<string, Validator>>,
-  ) {}
-
   get resourceVersion(): number {
     return this.rv;
   }
@@ -698,15 +676,6 @@ class Store {
       .filter(([, obj]) => (!ns || obj.metadata.namespace === ns) && matches(obj))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, obj]) => obj);
-  }
-
-  private validate(rt: ResourceType, obj: KubeObject, old: StoredObject | undefined, mode: WriteMode): KubeObject {
-    const validator = this.validators[rt.group ? `${rt.group}/${rt.plural}` : rt.plural];
-    if (!validator) return obj;
-    const context: ValidationContext = { subresource: mode === 'status' ? 'status' : '', direct: mode === 'object' };
-    const result = validator(clone(obj), old && clone(old), context);
-    if (result.causes.length > 0) throw invalid(rt, obj.metadata?.name ?? '', result.causes);
-    return clone(result.defaulted as KubeObject);
   }
 
   private checkType(rt: ResourceType, obj: KubeObject): void {
@@ -748,8 +717,8 @@ class Store {
     meta.creationTimestamp = now();
     if (rt.generation) meta.generation = 1;
     else delete meta.generation;
-    const validated = this.validate(rt, { ...obj, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: meta }, undefined, options.mode);
-    return this.commit(rt, 'ADDED', validated as StoredObject, undefined, options.dryRun);
+    const stored = { ...obj, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: meta } as StoredObject;
+    return this.commit(rt, 'ADDED', stored, undefined, options.dryRun);
   }
 
   /** Replaces `old` with `incoming` as the endpoint named by `mode` would; an unchanged result writes nothing. */
@@ -776,7 +745,7 @@ class Store {
     meta.resourceVersion = old.metadata.resourceVersion;
     if (rt.generation) meta.generation = old.metadata.generation;
     else delete meta.generation;
-    const validated = this.validate(rt, { ...next, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: meta }, old, options.mode);
+    const validated = { ...next, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: meta };
     if (rt.generation && !isDeepStrictEqual(specOf(rt, validated), specOf(rt, old))) {
       validated.metadata = { ...validated.metadata, generation: (old.metadata.generation ?? 0) + 1 };
     }
@@ -901,7 +870,6 @@ export interface KubeApiServerOptions {
   /** The user RBAC denials name; default `system:serviceaccount:lbdns:lbdns`. */
   readonly user?: string;
   /** Keyed `group/plural` (`config.openshift.io/infrastructures`), or the bare plural for the core group. */
-  readonly validators?: Readonly<Record<string, Validator>>;
   /** Served in addition to RESOURCE_TYPES. */
   readonly extraResources?: readonly ResourceType[];
   /** Makes each list answer take as long as a real server's would (benchmarks only; tests answer at once). */
@@ -984,7 +952,7 @@ class TestKubeApiServer implements KubeApiServer {
 
   constructor(private readonly options: KubeApiServerOptions) {
     this.types = [...RESOURCE_TYPES, ...(options.extraResources ?? [])];
-    this.store = new Store(options.validators ?? {});
+    this.store = new Store();
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) res.writeHead(500).end(String(err));

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { node, ownKubeconfig, type ClusterFixture, type FakeClusterFixture } from './cluster-fixture.js';
 import { INFRASTRUCTURE_CRDS, sharedApiServer, type RbacRule } from './apiserver.js';
 import { resourceType, startKubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
-import { crdValidators, HOSTED_NET_SERVICES_CRD } from './crd-validators.js';
 import { onPremStatusKey } from '../../lib/sources/on-prem-vips.js';
 import type { OnPremPlatform } from '../../lib/model.js';
 
@@ -83,7 +82,6 @@ export async function startFakeOnPrem(opts: FakeOnPremOptions = {}): Promise<Fak
   const platform = opts.platform ?? 'BareMetal';
   const server = await startKubeApiServer({
     ...opts.server,
-    validators: crdValidators({ infrastructure: opts.crd ?? 'main', extra: opts.switches ? [HOSTED_NET_SERVICES_CRD] : [] }),
     extraResources: opts.switches ? [HNS_TYPE] : [],
   });
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
