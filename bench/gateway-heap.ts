@@ -10,7 +10,7 @@ import { builtinTemplate } from '../lib/render/templates.js';
 import { acceptGatewayNames } from '../lib/resolve/gateway-names.js';
 import { buildRecordSet } from '../lib/resolve/record-set.js';
 import { GatewayInputs } from '../lib/sources/gateway-sources.js';
-import { ZONE } from '../test/support/gateway-fixture.js';
+import { KUBE_SYSTEM, ZONE } from '../test/support/gateway-fixture.js';
 import { BASE, objects } from './gateway-scale.js';
 
 const maybeGc = (globalThis as { gc?: () => void }).gc;
@@ -33,6 +33,7 @@ const added = (): number => {
 const { gateways, policies } = objects();
 const apiObjects = added();
 const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+inputs.set('cluster-id', [KUBE_SYSTEM]);
 inputs.set('gateways', gateways);
 inputs.set('dnspolicies', policies);
 const owners = inputs.contribution().gatewayOwners ?? [];

@@ -17,13 +17,27 @@ import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
 import { DEFAULTS, type RecordSet } from '../lib/model.js';
 import type { KubeObject } from '../test/support/kube-api-server.js';
-import { dnsPolicy, gateway, NS, startFakeGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
+import { answerOf, startCoreDns, type CoreDns } from '../test/support/coredns.js';
+import { freePort } from '../test/support/peers.js';
+import { fileId } from '../test/support/cluster-fixture.js';
+import { dnsPolicy, gateway, KUBE_SYSTEM, NS, startFakeGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
 import { CorefileWatcher, ROOT, figure, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
 const GATEWAYS = 200;
 const LISTENERS = 50;
 const CHANGES = 50;
-const TARGETS = { renderMs: 100, patchP99Ms: 200, rssMiB: 120 } as const;
+const TARGETS = { renderMs: 100, patchP99Ms: 200, answerP99Ms: 3000, rssMiB: 120 } as const;
+
+/** When CoreDNS first answers `name` with `ip`, asked every 10 ms. */
+async function answered(dns: CoreDns, name: string, ip: string, timeoutMs: number): Promise<number> {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const answer = await answerOf(dns, name, 'A').catch(() => []);
+    if (answer.some((rr) => rr.endsWith(` A ${ip}`))) return performance.now();
+    if (performance.now() > until) throw new Error(`CoreDNS did not answer ${name} with ${ip} within ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
 
 const host = (g: number, l: number): string => `h${l}.g${g}.${ZONE}`;
 const address = (g: number, round = 0): string => `10.${100 + round}.${Math.floor(g / 250)}.${(g % 250) + 1}`;
@@ -70,6 +84,7 @@ function renderFrom(inputs: GatewayInputs, previous?: RecordSet): { sourcesMs: n
 function renderAll(): Omit<ReturnType<typeof renderFrom>, 'recordSet'> & { names: number } {
   const { gateways, policies } = objects();
   const inputs = new GatewayInputs([ZONE], quiet);
+  inputs.set('cluster-id', [KUBE_SYSTEM]);
   inputs.set('gateways', gateways);
   inputs.set('dnspolicies', policies);
   const { recordSet, ...figures } = renderFrom(inputs);
@@ -80,6 +95,7 @@ function renderAll(): Omit<ReturnType<typeof renderFrom>, 'recordSet'> & { names
 function renderChanges(count: number): number[] {
   const { gateways, policies } = objects();
   const inputs = new GatewayInputs([ZONE], quiet);
+  inputs.set('cluster-id', [KUBE_SYSTEM]);
   inputs.set('dnspolicies', policies);
   inputs.set('gateways', gateways);
   let previous = renderFrom(inputs).recordSet;
@@ -106,26 +122,35 @@ async function run(): Promise<BenchResult> {
   const cluster = await startFakeGatewayCluster();
   let watcher: CorefileWatcher | undefined;
   let monitor: Awaited<ReturnType<typeof spawnMonitor>> | undefined;
+  let dns: CoreDns | undefined;
   try {
     for (const o of [...gateways, ...policies]) cluster.server.create(o);
     // The Gateway names are served from the zone file beside the Corefile.
     watcher = await CorefileWatcher.open(join(dirname(cluster.out), `${ZONE}.zone`));
     const last = host(GATEWAYS - 1, LISTENERS - 1);
     const first = watcher.next((text) => text.includes(`\n${last}. `), 120_000, 'the first zone file with every Gateway host');
-    monitor = await spawnMonitor({ kubeconfig: cluster.kubeconfig, out: cluster.out, extra: ['--gateway-zone', ZONE] });
+    const [port, healthPort, readyPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    monitor = await spawnMonitor({ kubeconfig: cluster.kubeconfig, out: cluster.out, extra: ['--gateway-zone', ZONE, '--listen', `127.0.0.1:${port}`, '--health-port', String(healthPort), '--ready-port', String(readyPort)] });
     const firstAt = (await first).at - monitor.spawnedAt;
+    dns = await startCoreDns(cluster.out, { port });
     await sleep(5000);
     const settled = await procStats(monitor.pid);
+    const corefileBefore = await fileId(cluster.out);
     progress(`gateway-scale: ${CHANGES} Gateway status patches`);
     const latencies: number[] = [];
+    const answers: number[] = [];
     for (let i = 1; i <= CHANGES; i++) {
       const ip = address(0, i);
       const written = watcher.next((text) => text.includes(` IN A ${ip}\n`), 20_000, `the zone file to serve ${ip}`);
       const start = performance.now();
       await mergePatch(cluster.server.url, `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways/g0/status`, { status: { addresses: [{ type: 'IPAddress', value: ip }] } });
       latencies.push((await written).at - start);
+      answers.push((await answered(dns, host(0, 0), ip, 20_000)) - start);
     }
     const p99 = percentile(latencies, 99);
+    const answerP99 = percentile(answers, 99);
+    const rewrites = JSON.stringify(await fileId(cluster.out)) === JSON.stringify(corefileBefore) ? 0 : 1;
+    const reloads = dns.reloads();
     const afterPatches = await procStats(monitor.pid);
     await monitor.stop();
     monitor = undefined;
@@ -141,7 +166,7 @@ async function run(): Promise<BenchResult> {
     const heap = await heapByStage();
     return {
       title: 'Gateway DNS scale',
-      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. In this process, median of ${renders.length} from new objects (nothing kept applies): the Gateway sources' endpoints, the record set, and the render (the Corefile with its check, and the zone file's records), each timed (${renders[0]?.names ?? 0} names in the record set); then ${CHANGES} changes of one Gateway's address each, sources to checked text, in this process; the live heap each stage adds, in a process of its own (bench/gateway-heap.ts). Monitor, measured first (this process then holds nothing of lbdns while it serves the API): the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first zone file with every host; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a zone file serving the new address in place (the Corefile is not rewritten).`,
+      method: `${GATEWAYS} Gateways of ${LISTENERS} listener hosts (${GATEWAYS * LISTENERS} hosts: half simple, half load-balanced with the klb chain), one DNSPolicy each. In this process, median of ${renders.length} from new objects (nothing kept applies): the Gateway sources' endpoints, the record set, and the render (the Corefile with its check, and the zone file's records), each timed (${renders[0]?.names ?? 0} names in the record set); then ${CHANGES} changes of one Gateway's address each, sources to checked text, in this process; the live heap each stage adds, in a process of its own (bench/gateway-heap.ts). Monitor, measured first (this process then holds nothing of lbdns while it serves the API): the bundle in its own process with --gateway-zone; RSS (VmRSS) 5 s after its first zone file with every host; ${CHANGES} merge patches of one Gateway's status.addresses over HTTP, each timed to the rename that put a zone file serving the new address in place, and to the first answer with it from real CoreDNS serving the monitor's files (asked every 10 ms); the Corefile's inode and mtime and CoreDNS's "Reloading complete" lines counted over the patches.`,
       figures: [
         figure('render: record set → checked Corefile and zone records, 10,000 hosts', ms(renderMs), { text: `≤ ${TARGETS.renderMs} ms`, met: renderMs <= TARGETS.renderMs }),
         figure('record set: endpoints → names served (claims, chains, records)', ms(recordSetMs)),
@@ -154,9 +179,12 @@ async function run(): Promise<BenchResult> {
         figure('monitor: RSS after the first Corefile', mib(settled.rssKiB), { text: `≤ ${TARGETS.rssMiB} MiB`, met: settled.rssKiB / 1024 <= TARGETS.rssMiB }),
         figure(`monitor: RSS after the ${CHANGES} patches`, mib(afterPatches.rssKiB), { text: `≤ ${TARGETS.rssMiB} MiB`, met: afterPatches.rssKiB / 1024 <= TARGETS.rssMiB }),
         figure('Gateway status patch → zone file replaced, p50 / p99', `${ms(median(latencies))} / ${ms(p99)}`, { text: `p99 ≤ ${TARGETS.patchP99Ms} ms`, met: p99 <= TARGETS.patchP99Ms }),
+        figure('Gateway status patch → real CoreDNS answers the new address, p50 / p99', `${ms(median(answers))} / ${ms(answerP99)}`, { text: `p99 ≤ ${TARGETS.answerP99Ms} ms`, met: answerP99 <= TARGETS.answerP99Ms }),
+        figure(`Corefile rewrites and CoreDNS reloads over the ${CHANGES} patches`, `${rewrites} / ${reloads}`, { text: '0 / 0', met: rewrites === 0 && reloads === 0 }),
       ],
     };
   } finally {
+    await dns?.close();
     await monitor?.stop();
     watcher?.close();
     await cluster.close();

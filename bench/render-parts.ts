@@ -12,12 +12,13 @@ import { renderZones } from '../lib/render/zone-file.js';
 import { builtinTemplate } from '../lib/render/templates.js';
 import { buildRecordSet } from '../lib/resolve/record-set.js';
 import { GatewayInputs } from '../lib/sources/gateway-sources.js';
-import { ZONE } from '../test/support/gateway-fixture.js';
+import { KUBE_SYSTEM, ZONE } from '../test/support/gateway-fixture.js';
 import { BASE, objects } from './gateway-scale.js';
 
 const RUNS = 30;
 const { gateways, policies } = objects();
 const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+inputs.set('cluster-id', [KUBE_SYSTEM]);
 inputs.set('gateways', gateways);
 inputs.set('dnspolicies', policies);
 const owners = inputs.contribution().gatewayOwners ?? [];

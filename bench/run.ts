@@ -6,6 +6,7 @@
  */
 import { apiScale } from './api-scale.js';
 import { gatewayScale } from './gateway-scale.js';
+import { corednsScale } from './coredns-scale.js';
 import { coldStart } from './cold-start.js';
 import { largeDiff } from './diff.js';
 import { drift } from './drift.js';
@@ -16,7 +17,7 @@ import { scale } from './scale.js';
 import { closeHttpAgent, machine, progress, type Bench, type BenchResult } from './support.js';
 
 // Scale runs in this process: before memory, whose 5,000 large Nodes would leave this heap big and its GC slower.
-const BENCHES: readonly Bench[] = [coldStart, largeDiff, scale, propagation, drift, idle, memory, apiScale, gatewayScale];
+const BENCHES: readonly Bench[] = [coldStart, largeDiff, scale, propagation, drift, idle, memory, apiScale, gatewayScale, corednsScale];
 
 function table(result: BenchResult): string {
   const rows = result.figures.map((f) => `| ${f.name} | ${f.value} | ${f.target ?? ''} | ${f.met === undefined ? '' : f.met ? 'met' : '**missed**'} |`);
@@ -34,7 +35,7 @@ async function main(): Promise<number> {
   const m = await machine();
   const started = new Date();
   const command = names.length === 0 ? 'make bench' : `node --import tsx bench/run.ts ${names.join(' ')}`;
-  const env = ['BENCH_BUNDLE', 'BENCH_IDLE_SECONDS', 'BENCH_DRIFT_SECONDS', 'BENCH_COLD_RUNS', 'BENCH_API_RUNS'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
+  const env = ['BENCH_BUNDLE', 'BENCH_DNSPERF_SECONDS', 'BENCH_IDLE_SECONDS', 'BENCH_DRIFT_SECONDS', 'BENCH_COLD_RUNS', 'BENCH_API_RUNS'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
   process.stdout.write(
     [
       `## lbdns benchmarks, ${started.toISOString().slice(0, 10)}`,

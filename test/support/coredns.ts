@@ -18,6 +18,7 @@ export interface CoreDns {
   readonly port: number;
   /** `127.0.0.1:PORT`, the form `Resolver.setServers` takes. */
   readonly address: string;
+  readonly pid: number;
   /** A stub resolver asking only this server, once, with a 2 s timeout. */
   resolver(): Resolver;
   /** What CoreDNS printed so far (its log). */
@@ -41,6 +42,7 @@ export async function startCoreDns(corefile: string, opts: { port?: number } = {
     host,
     port,
     address: `${host}:${port}`,
+    pid: peer.child.pid as number,
     resolver: () => {
       const resolver = new Resolver({ timeout: 2000, tries: 1 });
       resolver.setServers([`${host}:${port}`]);

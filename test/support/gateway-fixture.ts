@@ -37,12 +37,18 @@ function crdResource(file: string): ResourceType {
 
 export const GATEWAY_RESOURCES: readonly ResourceType[] = Object.values(GATEWAY_CRD_FILES).map(crdResource);
 
+/** The kube-system Namespace as the test server holds it: its UID is the cluster id in a load-balanced leaf's name. */
+export const KUBE_SYSTEM: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: '6c1f0b9e-2d4a-4c1e-9a53-0e5b7d2f8a11' } };
+
 export const ZONE = 'gw.example.net';
 export const NS = 'shop';
 
 /** The same cluster in the test API server, serving the four Gateway DNS kinds too (fault tests and the API benchmarks). */
-export function startFakeGatewayCluster(seed: FakeClusterSeed = {}): Promise<FakeClusterFixture> {
-  return startFakeCluster({ ...seed, server: { ...seed.server, extraResources: [...GATEWAY_RESOURCES, ...(seed.server?.extraResources ?? [])] } });
+export async function startFakeGatewayCluster(seed: FakeClusterSeed = {}): Promise<FakeClusterFixture> {
+  const namespaces = resourceType('v1', 'namespaces', 'Namespace', { custom: false });
+  const cluster = await startFakeCluster({ ...seed, server: { ...seed.server, extraResources: [...GATEWAY_RESOURCES, namespaces, ...(seed.server?.extraResources ?? [])] } });
+  cluster.server.create(KUBE_SYSTEM);
+  return cluster;
 }
 
 /** The seeded OpenShift cluster of cluster-fixture; the real server has the four Gateway DNS CRDs. */
