@@ -4,7 +4,6 @@ import { parseHostPort } from '../grammar/host-port.js';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
 import { LIMITS } from '../model.js';
 import { re2Parse } from './re2-syntax.js';
-import { Verdicts } from './verdicts.js';
 
 /*
  * CoreDNS ignores a Corefile that does not parse, but one that parses and then fails at
@@ -191,15 +190,8 @@ const NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]*
 /** The template actions lbdns writes: the query name, and a capture of the regex that matched it. */
 const ACTIONS = /\{\{ (?:\.Name|index \.Match ([1-9][0-9]*)) \}\}/g;
 
-/** Answers that passed, with the `.Match` index each uses, by block type. */
-const checkedAnswers = { A: new Verdicts<number>(8192), AAAA: new Verdicts<number>(8192) };
-
 /** Checks one answer RR; returns the highest `.Match` index it uses (0: none). */
 function checkAnswer(answer: Token, blockType: 'A' | 'AAAA'): number {
-  return checkedAnswers[blockType].of(answer.text, () => checkNewAnswer(answer, blockType));
-}
-
-function checkNewAnswer(answer: Token, blockType: string): number {
   const fail = (msg: string): never => {
     throw new RenderError(`Corefile line ${answer.line}: answer ${quote(answer.text)} ${msg}`);
   };

@@ -11,7 +11,6 @@
  * Not re2js: it follows later Go, accepting `(?<name>…)` and Unicode 14 scripts that Go 1.19 refuses.
  */
 
-import { Verdicts } from './verdicts.js';
 
 /** Go's maxRepeat: the largest count in x{n,m}, and the largest product of nested counts. */
 const MAX_REPEAT = 1000;
@@ -376,18 +375,14 @@ class Parser {
 
 type Re2Result = { readonly error: string } | { readonly captures: number };
 
-const results = new Verdicts<Re2Result>(4096);
-
 /** Why Go's regexp.Compile would refuse `pattern`, or else how many capturing groups it has. */
 export function re2Parse(pattern: string): Re2Result {
-  return results.of(pattern, () => {
-    const parser = new Parser(pattern);
-    try {
-      parser.parse();
-      return { captures: parser.captures };
-    } catch (err) {
-      if (!(err instanceof Re2Refusal)) throw err;
-      return { error: err.message };
-    }
-  });
+  const parser = new Parser(pattern);
+  try {
+    parser.parse();
+    return { captures: parser.captures };
+  } catch (err) {
+    if (!(err instanceof Re2Refusal)) throw err;
+    return { error: err.message };
+  }
 }
