@@ -1,8 +1,9 @@
 import { Command, Option } from 'clipanion';
 import { checkDnsCommand } from '../lib/commands/check-dns.js';
-import { ClusterCommand } from './options.js';
+import { ClusterCommand, exampleOption } from './options.js';
 
 export class CheckDnsCommand extends ClusterCommand {
+  override example = exampleOption();
   static override paths = [['check-dns']];
   static override usage = Command.Usage({
     description: "Check the admin's DNS servers against the LB IPs",

@@ -51,16 +51,17 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
 }
 
 /**
- * `--ttl -1` as `--ttl=-1`: clipanion takes a value that starts with a dash for an option and
- * reports "not enough arguments"; joined, the value reaches its check, which says what is wrong.
- * No lbdns argument is a negative number on its own.
+ * `--ttl -1` as `--ttl=-1`, `--api-int-lb -lb.example.com` as `--api-int-lb=-lb.example.com`:
+ * clipanion takes a value that starts with a dash for an option and reports "not enough
+ * arguments"; joined, the value reaches its check, which says what is wrong. lbdns has no
+ * single-dash option but -h, and no argument of its own starts with a dash.
  */
 function joinNegativeValues(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const next = argv[i + 1];
-    if (/^--[a-z][a-z-]*$/.test(arg) && next !== undefined && /^-\.?[0-9]/.test(next)) {
+    if (/^--[a-z][a-z-]*$/.test(arg) && next !== undefined && /^-(?!-|h$)./.test(next)) {
       out.push(`${arg}=${next}`);
       i++;
     } else {

@@ -1,8 +1,9 @@
 import { Command } from 'clipanion';
 import { displayCommand } from '../lib/commands/display.js';
-import { ClusterCommand } from './options.js';
+import { ClusterCommand, exampleOption } from './options.js';
 
 export class DisplayCommand extends ClusterCommand {
+  override example = exampleOption();
   static override paths = [['display']];
   static override usage = Command.Usage({
     description: "Print the template's data model as JSON",

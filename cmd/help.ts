@@ -116,7 +116,7 @@ function groupsOf(commandClass: CommandClass): [string, OptionLine[]][] {
     [`${name} options`, []],
   ];
   for (const option of optionLines(commandClass)) {
-    const index = local.has(option.flag) ? 0 : cluster.has(option.flag) ? 1 : OUTPUT_FLAGS.has(option.flag) ? 2 : 3;
+    const index = local.has(option.flag) || option.flag === '--example' ? 0 : cluster.has(option.flag) ? 1 : OUTPUT_FLAGS.has(option.flag) ? 2 : 3;
     groups[index]![1].push(option);
   }
   return groups.filter(([, options]) => options.length > 0);

@@ -27,10 +27,14 @@ export abstract class LbdnsCommand extends Command {
 
 export type ExitCodes = Partial<Record<ExitCode, string>>;
 
+/** --example, for the commands that can show or check the built-in example cluster. */
+export const exampleOption = (): boolean => Option.Boolean('--example', false, { description: 'Use the built-in example cluster (no cluster, no network)' });
+
 /** The inputs every command shares: a config file and/or flags describing the cluster. */
 export abstract class InputCommand extends LbdnsCommand {
   config = Option.String('--config', { description: 'YAML or JSON file with the same settings' });
-  example = Option.Boolean('--example', false, { description: 'Use the built-in example cluster (no cluster, no network)' });
+  /** Offered (exampleOption) by the commands that work on the example cluster; the monitor watches a real one. */
+  example = false;
   domain = Option.String('--domain', { description: "The cluster's base domain, e.g. mycluster.example.com" });
   role = Option.String('--role', { description: 'What this node serves: control-plane and worker everything, bootstrap api-int and *.apps, apps-only *.apps (default control-plane)' });
   apiLb = Option.Array('--api-lb', { description: 'The external API load balancer (repeatable)' });

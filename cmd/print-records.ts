@@ -1,8 +1,9 @@
 import { Command, Option } from 'clipanion';
 import { printRecordsCommand } from '../lib/commands/print-records.js';
-import { ClusterCommand } from './options.js';
+import { ClusterCommand, exampleOption } from './options.js';
 
 export class PrintRecordsCommand extends ClusterCommand {
+  override example = exampleOption();
   static override paths = [['print-records']];
   static override usage = Command.Usage({
     description: "Print the records for the admin's own DNS",

@@ -1,9 +1,10 @@
 import { Command, Option } from 'clipanion';
 import { renderCorefileCommand } from '../lib/commands/render-corefile.js';
 import { validatePath } from '../lib/grammar/validate.js';
-import { ClusterCommand } from './options.js';
+import { ClusterCommand, exampleOption } from './options.js';
 
 export class RenderCorefileCommand extends ClusterCommand {
+  override example = exampleOption();
   static override paths = [['render-corefile']];
   static override usage = Command.Usage({
     description: 'Render the Corefile once and write it atomically',

@@ -1,9 +1,10 @@
 import { Command, Option } from 'clipanion';
 import { renderDnsmasqCommand } from '../lib/commands/render-dnsmasq.js';
 import { validatePath } from '../lib/grammar/validate.js';
-import { ClusterCommand } from './options.js';
+import { ClusterCommand, exampleOption } from './options.js';
 
 export class RenderDnsmasqCommand extends ClusterCommand {
+  override example = exampleOption();
   static override paths = [['render-dnsmasq']];
   static override usage = Command.Usage({
     description: "Render the drop-in for the node's dnsmasq",

@@ -1,9 +1,10 @@
 import { Command, Option } from 'clipanion';
 import { parseFields, updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
 import { parseListenAddress } from '../lib/runtime/health-server.js';
-import { ClusterCommand } from './options.js';
+import { ClusterCommand, exampleOption } from './options.js';
 
 export class UpdateInfraStatusCommand extends ClusterCommand {
+  override example = exampleOption();
   static override paths = [['update-infra-status']];
   static override usage = Command.Usage({
     description: 'Publish the LB IPs into the Infrastructure status',

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { chown, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -69,6 +70,35 @@ test('a new file is created with mode 0644 even under umask 077', async () => {
     assert.is((await stat(path)).mode & 0o777, 0o644);
     assert.is(await readFile(path, 'utf8'), '. { whoami }\n');
     assert.equal(await leftovers(dir, 'Corefile'), []);
+  });
+});
+
+test('the temp file is synced to disk before it is renamed over the target, and the directory after', async () => {
+  await withDir(async (dir) => {
+    const fsp = createRequire(import.meta.url)('node:fs/promises') as typeof import('node:fs/promises');
+    const probe = await fsp.open(join(dir, 'probe'), 'w');
+    const handles = Object.getPrototypeOf(probe) as { sync: () => Promise<void>; stat: () => Promise<import('node:fs').Stats> };
+    await probe.close();
+    const { sync } = handles;
+    const { rename } = fsp;
+    const events: string[] = [];
+    handles.sync = async function (this: typeof handles) {
+      events.push((await this.stat()).isDirectory() ? 'sync directory' : 'sync file');
+      return sync.call(this);
+    };
+    fsp.rename = async (...args: Parameters<typeof rename>) => {
+      events.push('rename');
+      return rename(...args);
+    };
+    syncBuiltinESMExports();
+    try {
+      await writeFileAtomic(join(dir, 'Corefile'), 'new\n');
+    } finally {
+      handles.sync = sync;
+      fsp.rename = rename;
+      syncBuiltinESMExports();
+    }
+    assert.equal(events, ['sync file', 'rename', 'sync directory']);
   });
 });
 

@@ -6,7 +6,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { runLbdns } from './support/run-cli.js';
 
@@ -50,6 +52,17 @@ const FILES: Record<string, string> = {
   'nan-ttl.yaml': 'ttl: .nan\n',
   'empty-out.yaml': "out: ''\n",
   'endless.eta': '. {\n<% while (true) {} %>\n}\n',
+  'not-a-kubeconfig': 'x'.repeat(2000),
+  'no-clusters.kubeconfig': 'apiVersion: v1\nkind: Config\nclusters: []\n',
+  'silent-plugin.kubeconfig': [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+    'users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/true, interactiveMode: Never}}}]',
+    'contexts: [{name: x, context: {cluster: c, user: u}}]',
+    'current-context: x',
+    '',
+  ].join('\n'),
   'runtime-error.eta': '. {\n    errors\n<%= it.nothing.here %>\n}\n',
 };
 
@@ -68,8 +81,8 @@ const CASES: readonly BadInput[] = [
   { what: 'an IPv4 octet over 255', args: () => cluster({ '--api-lb': ['10.0.0.256'] }), message: names('--api-lb', '10.0.0.256') },
   { what: 'an IPv4-mapped IPv6 address', args: () => cluster({ '--ingress-lb': ['::ffff:10.0.1.30'] }), message: names('--ingress-lb', '::ffff:10.0.1.30') },
   { what: 'an IPv6 address with a zone id', args: () => cluster({ '--api-int-lb': ['fe80::1%eth0'] }), message: names('--api-int-lb', 'fe80::1%eth0') },
-  { what: 'an IPv4 CIDR', args: () => cluster({ '--api-lb': ['10.0.0.0/24'] }), message: /--api-lb: "10\.0\.0\.0\/24" is not a valid IP address/ },
-  { what: 'an IPv6 CIDR', args: () => cluster({ '--api-lb': ['fd00::/64'] }), message: /--api-lb: "fd00::\/64" is not a valid IP address/ },
+  { what: 'an IPv4 CIDR', args: () => cluster({ '--api-lb': ['10.0.0.0/24'] }), message: /--api-lb: "10\.0\.0\.0\/24" is neither an IP address nor a host name/ },
+  { what: 'an IPv6 CIDR', args: () => cluster({ '--api-lb': ['fd00::/64'] }), message: /--api-lb: "fd00::\/64" is neither an IP address nor a host name/ },
   { what: 'an IPv4 address with a port', args: () => cluster({ '--api-lb': ['10.0.0.10:6443'] }), message: names('--api-lb', '10.0.0.10:6443') },
   { what: 'an IPv6 address with a port', args: () => cluster({ '--api-lb': ['[fd00::10]:6443'] }), message: names('--api-lb', '[fd00::10]:6443') },
   { what: 'an empty LB value', args: () => cluster({ '--api-lb': [''] }), message: /--api-lb: "" is empty/ },
@@ -136,7 +149,20 @@ const CASES: readonly BadInput[] = [
   { what: 'a custom template that never ends', args: (d) => cluster({}, ['--template', join(d, 'endless.eta')]), message: /template .*endless\.eta did not finish within 2 s/ },
   { what: 'a YAML alias bomb in the config file', args: (d) => cluster({ '--domain': null }, ['--config', join(d, 'alias-bomb.yaml')]), message: /alias-bomb\.yaml: a1\[0\] is a YAML alias \(\*name\) of an anchor \(&name\)/ },
   { what: 'a config file over 1 MiB', args: (d) => cluster({}, ['--config', join(d, 'too-big.yaml')]), message: /--config .*too-big\.yaml: is 1100023 bytes; lbdns reads at most 1048576 \(1 MiB\)/ },
-  { what: 'a NaN TTL in the config file', args: (d) => cluster({}, ['--config', join(d, 'nan-ttl.yaml')]), message: /ttl: NaN is not a whole number from 1 to 65535/ },
+  { what: 'a NaN TTL in the config file, named by its key', args: (d) => cluster({}, ['--config', join(d, 'nan-ttl.yaml')]), message: /nan-ttl\.yaml: ttl: NaN is not a finite number/ },
+  { what: 'a --config that is a FIFO, without waiting on it', args: (d) => cluster({}, ['--config', join(d, 'fifo')]), message: /--config .*fifo: is not a regular file/ },
+  { what: 'a --template that is a FIFO, without waiting on it', args: (d) => cluster({}, ['--template', join(d, 'fifo')]), message: /--template .*fifo: is not a regular file/ },
+  { what: 'a --resolv-conf that is a FIFO, without waiting on it', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'fifo')]), message: /--resolv-conf .*fifo: is not a regular file/ },
+  { what: 'a --resolv-conf that is an endless device', args: () => cluster({ '--upstream': null }, ['--resolv-conf', '/dev/zero']), message: /--resolv-conf \/dev\/zero: is not a regular file/ },
+  { what: 'a kubeconfig that is a FIFO, without waiting on it', args: (d) => [join(d, 'fifo'), ...cluster()], message: /kubeconfig .*fifo: is not a regular file/ },
+  { what: 'a kubeconfig that is an endless device', args: () => ['/dev/zero', ...cluster()], message: /kubeconfig \/dev\/zero: is not a regular file/ },
+  { what: 'a kubeconfig over 1 MiB', args: (d) => [join(d, 'too-big.yaml'), ...cluster()], message: /kubeconfig .*too-big\.yaml: is 1100023 bytes; lbdns reads at most 1048576/ },
+  { what: 'a kubeconfig that is no YAML mapping', args: (d) => [join(d, 'not-a-kubeconfig'), ...cluster()], message: /kubeconfig .*not-a-kubeconfig: is not a kubeconfig: not a YAML mapping/ },
+  { what: 'a kubeconfig that lists no clusters', args: (d) => [join(d, 'no-clusters.kubeconfig'), ...cluster()], message: /kubeconfig .*no-clusters\.kubeconfig: is not a kubeconfig: it lists no clusters/ },
+  { what: 'a kubeconfig whose exec credential plugin prints nothing, at once and without retrying', args: (d) => [join(d, 'silent-plugin.kubeconfig'), ...cluster()], message: /user "u": its exec credential plugin "\/bin\/true" printed no ExecCredential JSON on stdout/ },
+  { what: 'an LB that is a lone dot', args: () => cluster({ '--api-int-lb': ['.'] }), message: /--api-int-lb: "\." is neither an IP address nor a host name/ },
+  { what: 'an LB that is a URL', args: () => cluster({ '--api-int-lb': ['http://lb.example.net'] }), message: /--api-int-lb: "http:\/\/lb\.example\.net" is neither an IP address nor a host name/ },
+  { what: 'an LB host name that starts with a dash, given as a separate argument', args: () => cluster({ '--api-int-lb': ['-lb.example.net'] }), message: /--api-int-lb: "-lb\.example\.net" has an invalid label "-lb"/ },
   { what: 'an empty --out', args: () => cluster({}, ['--out', '']), message: /--out: "" is empty; give a file path/, withoutOut: true },
   { what: 'an empty out in the config file', args: (d) => cluster({}, ['--config', join(d, 'empty-out.yaml')]), message: /empty-out\.yaml: out: "" is empty; give a file path/, withoutOut: true },
   { what: 'one node spelled three ways with 17 addresses in all', args: () => cluster({}, [...seq(9, (i) => `M0=10.0.5.${i}`).flatMap((v) => ['--node', v]), ...seq(6, (i) => `m0.=10.0.6.${i}`).flatMap((v) => ['--node', v]), ...seq(2, (i) => `m0.c1.example.com=10.0.7.${i}`).flatMap((v) => ['--node', v])]), message: /--node m0: 17 entries exceed the limit of 16/ },
@@ -171,6 +197,8 @@ test.before(async () => {
   inputs = join(root, 'inputs');
   await mkdir(inputs);
   for (const [name, text] of Object.entries(FILES)) await writeFile(join(inputs, name), text);
+  // A reader that waited for a writer would hang the case: there is none.
+  await promisify(execFile)('mkfifo', [join(inputs, 'fifo')]);
 });
 
 test.after(async () => {
@@ -201,6 +229,12 @@ test('an LBDNS_LOG_LEVEL that is no level is refused with exit 2, naming the acc
     if (saved === undefined) delete process.env.LBDNS_LOG_LEVEL;
     else process.env.LBDNS_LOG_LEVEL = saved;
   }
+});
+
+test('watch-lb-status does not offer --example, which it cannot watch: exit 2 before anything is done', async () => {
+  const r = await runLbdns(['watch-lb-status', '--example', '--out', join(root, 'never')]);
+  assertRefused(r, /Unsupported option name \("--example"\)/);
+  assert.not.match((await runLbdns(['watch-lb-status', '--help'])).stdout, '--example');
 });
 
 test(`the table covers at least 35 bad inputs (${CASES.length})`, () => {

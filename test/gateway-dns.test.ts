@@ -316,6 +316,23 @@ test('a load-balanced host with no record for this geo and no default geo is not
   }
 });
 
+test('a CNAME loop in a Kuadrant DNSRecord is not served, and display names it as a loop, with its names', async () => {
+  const cluster = await startGatewayCluster();
+  try {
+    const [a, b] = [`a.${ZONE}`, `b.${ZONE}`];
+    await cluster.server.create(kuadrantRecord('loop', a, [{ dnsName: a, recordType: 'CNAME', targets: [b] }, { dnsName: b, recordType: 'CNAME', targets: [a] }]));
+    const r = await runLbdns(['display', cluster.kubeconfig, '--gateway-zone', ZONE, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    const notServed = (JSON.parse(r.stdout) as { notServed: { name: string; reason: string }[] }).notServed.filter((n) => n.name.endsWith(ZONE));
+    assert.equal(notServed, [
+      { name: a, reason: `is in a CNAME loop: ${a} → ${b} → ${a}` },
+      { name: b, reason: `is in a CNAME loop: ${a} → ${b} → ${a}` },
+    ]);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('a Kuadrant DNSRecord CNAME with several targets serves its first, as Kuadrant\'s CoreDNS plugin does, with a warning', async () => {
   await withGatewayMonitor(async ({ c, m, dns, upstream }) => {
     upstream.set('a.elb.example.org', { A: ['198.51.100.1'] });

@@ -83,6 +83,16 @@ test('a watch the server ends is reopened from where it was, without listing aga
   });
 });
 
+test('a watch that fails is restarted after its backoff, and what changed meanwhile is seen', async () => {
+  await withNodes(() => startFakeCluster({ nodes: NODES }), undefined, async (c, w) => {
+    c.server.failNext({ verb: 'watch' }, 500, 2);
+    c.server.closeWatches();
+    await until('the failed watches', () => c.server.requests.filter((r) => r.verb === 'watch' && r.status === 500).length === 2, 5000);
+    c.server.create(node('worker-2', ['10.0.0.10']));
+    await until('the node added after the failures', () => names(w.collection.items()).includes('worker-2'), 5000);
+  });
+});
+
 test('the cache keeps only what the projection keeps of each object', async () => {
   await withNodes(real({ 'master-0': ['10.0.0.5'] }), undefined, async (_c, w) => {
     const [cached] = w.collection.items() as V1Node[];

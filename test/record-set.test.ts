@@ -147,7 +147,7 @@ test('16 addresses after resolution and de-duplication are accepted', () => {
   assert.is(r.v4.length, 16);
 });
 
-test('more than 16 addresses after resolution are refused, naming the record', () => {
+test('more than 16 addresses after resolution are refused, naming the record and the LB host name they came from', () => {
   const literals = Array.from({ length: 10 }, (_, i) => ip(`10.0.0.${i + 1}`));
   const s = spec({ lbs: { ...spec().lbs, api: [...literals, host('lb.example.net')] } });
   const v6 = Array.from({ length: 7 }, (_, i) => `fd00::${i + 1}`);
@@ -157,7 +157,7 @@ test('more than 16 addresses after resolution are refused, naming the record', (
   } catch (err) {
     assert.instance(err, ValidationError);
     assert.is((err as ValidationError).field, `api.${D}`);
-    assert.match((err as Error).message, /has 17 addresses, more than the limit of 16/);
+    assert.match((err as Error).message, /has 17 addresses \(from lb\.example\.net\), more than the limit of 16/);
   }
 });
 
@@ -176,7 +176,7 @@ test('with the record set served before, a name over 16 addresses keeps its prev
   const v4 = Array.from({ length: 17 }, (_, i) => `10.0.0.${i + 100}`);
   const { recordSet, held } = buildRecordSet(s, resolutions({ hostname: 'lb.example.net', v4, v6: [], ttlSeconds: 60 }), { previous });
   assert.equal(recordSet.names.find((n) => n.name === `api.${D}`)?.v4, ['10.0.0.10']);
-  assert.equal(held, [{ name: `api.${D}`, reason: 'has 17 addresses, more than the limit of 16' }]);
+  assert.equal(held, [{ name: `api.${D}`, reason: 'has 17 addresses (from lb.example.net), more than the limit of 16' }]);
 });
 
 test('with the record set served before, a name over 16 addresses that was not served before is left out, not failed', () => {

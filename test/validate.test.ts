@@ -145,10 +145,11 @@ test('an endpoint that is a name becomes a hostname to resolve, lower case', () 
   assert.equal(parseEndpoint('f', 'Router.Example.NET'), { kind: 'hostname', hostname: 'router.example.net' });
 });
 
-test('an endpoint that looks like an address but is not one is refused as an address, not resolved', () => {
-  refuses(() => parseEndpoint('--api-lb', '10.0.0.300'), /"10\.0\.0\.300" is not a valid IP address/);
-  refuses(() => parseEndpoint('--api-lb', '10.0.0.0/24'), /"10\.0\.0\.0\/24" is not a valid IP address/);
-  refuses(() => parseEndpoint('--api-lb', 'fd00::1%eth0'), /is not a valid IP address/);
+test('an endpoint that looks like an address, a URL or a path is refused as neither an address nor a host name, not resolved', () => {
+  refuses(() => parseEndpoint('--api-lb', '10.0.0.300'), /"10\.0\.0\.300" is neither an IP address nor a host name/);
+  refuses(() => parseEndpoint('--api-lb', '10.0.0.0/24'), /"10\.0\.0\.0\/24" is neither an IP address nor a host name/);
+  refuses(() => parseEndpoint('--api-lb', 'fd00::1%eth0'), /is neither an IP address nor a host name/);
+  refuses(() => parseEndpoint('--api-lb', 'https://lb.example.net'), /is neither an IP address nor a host name/);
 });
 
 test('an endpoint list takes 16 entries, not 17', () => {

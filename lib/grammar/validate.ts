@@ -97,7 +97,9 @@ export function parseEndpoint(field: string, value: unknown): Endpoint {
   const text = stringOf(field, value);
   const ip = canonicalIp(text);
   if (ip !== null) return { kind: 'ip', ip };
-  if (/^[0-9.]+(\/[0-9]+)?$/.test(text) || text.includes(':')) validateIp(field, value);
+  if (/^[0-9.]+(\/[0-9]+)?$/.test(text) || text.includes(':') || text.includes('/')) {
+    throw new ValidationError(field, value, 'is neither an IP address nor a host name', 'give an IPv4 or IPv6 literal (no leading zeros, port, zone or prefix length) or a host name (no scheme, port or path)');
+  }
   return { kind: 'hostname', hostname: validateDnsName(field, value) };
 }
 

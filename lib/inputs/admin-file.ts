@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 
@@ -5,8 +6,10 @@ import { ConfigError } from '../errors.js';
 const INPUT_FILE_MAX_BYTES = 1024 * 1024;
 
 export interface InputFileRules {
-  /** How the message names it: `--config`, `--template`. */
+  /** How the message names it: `--config`, `--template`, `kubeconfig`. */
   readonly flag: string;
+  /** What to do about a file that cannot be opened, after its error code. */
+  readonly hint?: string;
   /**
    * The file is code lbdns runs with its own rights (a template): only its owner, and that
    * owner only root or the user lbdns runs as, may be able to change it.
@@ -17,17 +20,22 @@ export interface InputFileRules {
 const describeMode = (mode: number): string => `mode ${(mode & 0o777).toString(8).padStart(4, '0')}`;
 
 /**
- * Reads a file an admin names, refusing one that is not a regular file or larger than
- * INPUT_FILE_MAX_BYTES before reading it. Checked on the open file, so a file swapped after
- * the check is not the one read.
+ * Reads a file lbdns is told to read (config, template, resolv.conf, kubeconfig, CA bundle),
+ * refusing one that is not a regular file or larger than INPUT_FILE_MAX_BYTES before reading
+ * it. Opened non-blocking, so a FIFO or a device is refused rather than waited on; checked on
+ * the open file, so a file swapped after the check is not the one read.
  */
 export async function readInputFile(path: string, rules: InputFileRules): Promise<string> {
+  return (await readInputBytes(path, rules)).toString('utf8');
+}
+
+export async function readInputBytes(path: string, rules: InputFileRules): Promise<Buffer> {
   const fail = (why: string) => new ConfigError(`${rules.flag} ${path}: ${why}`);
   let handle;
   try {
-    handle = await open(path, 'r');
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    throw fail(`cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw fail(`cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})${rules.hint ? `; ${rules.hint}` : ''}`);
   }
   try {
     const st = await handle.stat();
@@ -46,7 +54,7 @@ export async function readInputFile(path: string, rules: InputFileRules): Promis
     const buffer = Buffer.alloc(Math.min(st.size, INPUT_FILE_MAX_BYTES) + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     if (bytesRead > INPUT_FILE_MAX_BYTES) throw fail(`is larger than ${INPUT_FILE_MAX_BYTES} bytes (1 MiB), the most lbdns reads`);
-    return buffer.toString('utf8', 0, bytesRead);
+    return buffer.subarray(0, bytesRead);
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw fail(`cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);

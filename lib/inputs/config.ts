@@ -68,6 +68,8 @@ function checkShape(path: string, value: unknown, shape: Shape): void {
     if (shape === 'path') validatePath(path, value as string);
   } else if (shape === 'scalar') {
     if (typeof value !== 'string' && typeof value !== 'number') bad('a number or a string');
+    // YAML's .nan and .inf are numbers no setting takes; named here by their config key.
+    if (typeof value === 'number' && !Number.isFinite(value)) bad('a finite number');
   } else if (shape === 'strings') {
     if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) bad('a list of strings');
   } else if (shape === 'nodes') {

@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readInputFile } from './admin-file.js';
 import { loadConfigFile, mergeConfig, type RawConfig } from './config.js';
-import { ConfigError } from '../errors.js';
 import { EXAMPLE_CONFIG } from './example.js';
 import type { Logger } from '../runtime/log.js';
 import type { ClusterSpec } from '../model.js';
@@ -27,12 +26,7 @@ export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
 async function upstreamsOf(raw: RawConfig, log: Logger): Promise<string[]> {
   if (raw.upstreams !== undefined) return validateUpstreams('--upstream', raw.upstreams);
   const path = raw.resolvConf ?? DEFAULT_RESOLV_CONF;
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`--resolv-conf ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); point --resolv-conf at the node's resolv.conf or give --upstream`);
-  }
+  const text = await readInputFile(path, { flag: '--resolv-conf', hint: "point --resolv-conf at the node's resolv.conf or give --upstream" });
   const { upstreams, dropped } = selectUpstreams(parseResolvConf(text), localAddresses(), path);
   for (const d of dropped) log.warn('upstream resolver dropped', { address: d.address, reason: d.reason, source: path });
   return upstreams;

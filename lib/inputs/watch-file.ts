@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readInputFile } from './admin-file.js';
 import { basename, dirname } from 'node:path';
 
 /** An editor's or a rename's burst of events, read once. */
@@ -18,7 +18,7 @@ export function watchFile(path: string, onChange: () => void | Promise<void>): F
   const name = basename(path);
   let last: string | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const read = () => readFile(path, 'utf8').catch(() => undefined);
+  const read = () => readInputFile(path, { flag: path }).catch(() => undefined);
   void read().then((text) => {
     last = text;
   });

@@ -1,4 +1,6 @@
-import { access, readFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
+import { CORE_SCHEMA, load as loadYaml } from 'js-yaml';
+import { readInputFile } from '../inputs/admin-file.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, quote } from '../errors.js';
 
@@ -27,11 +29,16 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
   const kc = new k8s.KubeConfig();
   const path = source.path ?? source.env.KUBECONFIG?.split(':').find((p) => p !== '');
   if (path !== undefined) {
-    let text: string;
+    const text = await readInputFile(path, { flag: 'kubeconfig', hint: 'check the path and the volume mount' });
+    let doc: unknown;
     try {
-      text = await readFile(path, 'utf8');
+      doc = loadYaml(text, { schema: CORE_SCHEMA });
     } catch (err) {
-      throw new ConfigError(`kubeconfig ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)}); check the path and the volume mount`);
+      throw new ConfigError(`kubeconfig ${path}: is not YAML (${(err as Error).message.split('\n')[0]})`);
+    }
+    const clusters = (doc as { clusters?: unknown } | null)?.clusters;
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !Array.isArray(clusters) || clusters.length === 0) {
+      throw new ConfigError(`kubeconfig ${path}: is not a kubeconfig: ${typeof doc !== 'object' || doc === null || Array.isArray(doc) ? 'not a YAML mapping' : 'it lists no clusters'}`);
     }
     try {
       kc.loadFromString(text);
@@ -52,6 +59,7 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
     throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: cluster ${quote(cluster.name)} has no valid server URL (${quote(cluster.server)})`);
   }
   honorTlsServerName(kc);
+  await checkCredentialPlugin(kc, path ?? '(in-cluster)');
   // client-node refuses every request to such a server, which would look like an API outage retried until --wait-timeout.
   if (server.protocol === 'http:' && !cluster.skipTLSVerify && !cluster.proxyUrl) {
     throw new ConfigError(
@@ -59,6 +67,28 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
     );
   }
   return kc;
+}
+
+/**
+ * Runs the user's exec credential plugin once, at start: one that fails is a setting to fix,
+ * not an outage to retry until --wait-timeout. client-node keeps the credential it printed.
+ */
+async function checkCredentialPlugin(kc: KubeConfig, path: string): Promise<void> {
+  const user = kc.getCurrentUser();
+  const command = user?.exec?.command ?? user?.authProvider?.config?.exec?.command;
+  if (user === null || command === undefined) return;
+  try {
+    await kc.applyToHTTPSOptions({});
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why =
+      e instanceof SyntaxError
+        ? `printed no ExecCredential JSON on stdout (${e.message})`
+        : e.code !== undefined
+          ? `cannot be run (${e.code})`
+          : `exited non-zero${e.message.trim() ? `, printing ${quote(e.message.trim().slice(0, 200))}` : ' and printed nothing on stderr'}`;
+    throw new ConfigError(`kubeconfig ${path}: user ${quote(user.name)}: its exec credential plugin ${quote(command)} ${why}; fix the plugin or the kubeconfig`);
+  }
 }
 
 /**

@@ -156,12 +156,15 @@ export class GatewayAnswers {
     const known = this.kept.get(name);
     if (known !== undefined) return known;
     const none: GatewayAnswer = { chain: [], owner: name, v4: [], v6: [], ttl: NO_ANSWER_TTL, weights: undefined };
-    // A loop has no addresses; it is left unserved like any name without one.
-    if (this.pending.has(name)) return none;
+    // A loop has no addresses: it is left unserved, and said to be a loop, naming its names.
+    if (this.pending.has(name)) {
+      const chain = [...this.pending];
+      return { ...none, why: `is in a CNAME loop: ${[...chain.slice(chain.indexOf(name)), name].join(' → ')}` };
+    }
     this.pending.add(name);
     const result = this.compute(name, claims, none);
     this.pending.delete(name);
-    const answer = result.chain.length > MAX_CHAIN ? none : result;
+    const answer = result.chain.length > MAX_CHAIN ? { ...none, why: `has a CNAME chain of ${result.chain.length} links, more than ${MAX_CHAIN}` } : result;
     this.kept.set(name, answer);
     return answer;
   }

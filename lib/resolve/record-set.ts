@@ -89,7 +89,9 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   for (const [name, { targets, source, ttl }] of targetsByName) {
     const { v4, v6 } = splitFamilies(addressesOf(targets, resolutions));
     const count = v4.length + v6.length;
-    const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
+    const hostnames = targets.flatMap((t) => (t.kind === 'hostname' ? [t.hostname] : []));
+    const from = hostnames.length > 0 ? ` (from ${hostnames.join(', ')})` : '';
+    const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses${from}, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
     const kept = problem && options.previous ? findName(options.previous.names, name) : undefined;
     if (kept) {
       held.push({ name, reason: problem as string });

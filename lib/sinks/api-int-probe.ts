@@ -1,3 +1,4 @@
+import { readInputBytes } from '../inputs/admin-file.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { joinHostPort } from '../grammar/host-port.js';
 
@@ -74,9 +75,6 @@ export async function probeApiServer(target: ApiProbeTarget): Promise<void> {
 export async function clusterCa(kc: KubeConfig): Promise<Buffer | undefined> {
   const cluster = kc.getCurrentCluster();
   if (cluster?.caData) return Buffer.from(cluster.caData, 'base64');
-  if (cluster?.caFile) {
-    const { readFile } = await import('node:fs/promises');
-    return readFile(cluster.caFile);
-  }
+  if (cluster?.caFile) return readInputBytes(cluster.caFile, { flag: 'kubeconfig certificate-authority' });
   return undefined;
 }
