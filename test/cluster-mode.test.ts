@@ -62,7 +62,7 @@ test('a kubeconfig file that is not a kubeconfig exits 2 naming the file', async
     await writeFile(broken, 'apiVersion: v1\nclusters: [ {name: test, cluster: {server: \n');
     const r = await runLbdns(['render-corefile', '--kubeconfig', broken, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 2, r.stderr);
-    assert.match(r.stderr, `lbdns: error: kubeconfig ${broken}: not a usable kubeconfig`);
+    assert.match(r.stderr, `lbdns: error: kubeconfig ${broken}: is not YAML`);
     assert.not.ok(await exists(c.out));
   });
 });

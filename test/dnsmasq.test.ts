@@ -3,9 +3,9 @@
  * dnsmasq itself while CoreDNS is down, the cluster's other names sent to CoreDNS.
  */
 import { test } from 'uvu';
+import { freePort } from './support/peers.js';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Resolver } from 'node:dns/promises';
 import { tmpdir } from 'node:os';
@@ -21,15 +21,6 @@ async function dnsmasqBinary(): Promise<string> {
     if (await access(path).then(() => true, () => false)) return path;
   }
   throw new Error('dnsmasq is not installed: run "make test-deps" (as root; installs dnsmasq-base), which "make test" does');
-}
-
-/** A UDP port free on 127.0.0.1 now. */
-async function freePort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
 }
 
 interface Dnsmasq {

@@ -186,7 +186,7 @@ test('with the record set served before, a name over 16 addresses that was not s
   const { recordSet, empty, held } = buildRecordSet(s, resolutions({ hostname: 'lb.example.net', v4, v6: [], ttlSeconds: 60 }), { previous });
   assert.not.ok(recordSet.names.some((n) => n.name === `api.${D}`));
   assert.equal(empty, [`api.${D}`]);
-  assert.equal(held, [{ name: `api.${D}`, reason: 'has 17 addresses, more than the limit of 16; not served' }]);
+  assert.equal(held, [{ name: `api.${D}`, reason: 'has 17 addresses (from lb.example.net), more than the limit of 16; not served' }]);
 });
 
 test('with the record set served before, an LB the cluster no longer lists any endpoint for is dropped, not held', () => {
