@@ -286,10 +286,10 @@ privateCluster.before(async (ctx) => {
 });
 privateCluster.after(teardown);
 
-privateCluster('api-int and apps are served, api goes upstream', async ({ dns }) => {
+privateCluster('api is answered by the internal API LB, as api-int; apps by the ingress LB; nothing goes upstream', async ({ dns }) => {
   assert.equal(await dns.resolve4(`api-int.${BS_D}`), ['10.0.0.20']);
   assert.equal(await dns.resolve4(`x.apps.${BS_D}`), ['10.0.1.30']);
-  assert.equal(await dns.resolve4(`api.${BS_D}`), ['192.0.2.88']);
+  assert.equal(await dns.resolve4(`api.${BS_D}`), ['10.0.0.20']);
 });
 
 privateCluster.run();

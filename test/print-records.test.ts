@@ -361,16 +361,17 @@ test('with a kubeconfig, the records come from the cluster', async () => {
   }
 });
 
-test('a cluster without an external API LB: api is left out with a comment and a warning, the rest printed', async () => {
+test('a private cluster (no external API LB): api is printed with the internal API LB, and a comment says why', async () => {
   const cluster = await startCluster();
   try {
     await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
     const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
-    assert.equal(recordLines(r.stdout).map((l) => l.split(' ')[0]), [`api-int.${CLUSTER_DOMAIN}.`, `*.apps.${CLUSTER_DOMAIN}.`]);
-    assert.ok(comments(r.stdout).includes('; api: external API load balancer - not included: no address known, because the cluster names no external API load balancer yet'), r.stdout);
-    const warning = logLines(r.stderr).find((l) => l.level === 'warn');
-    assert.equal([warning?.msg, warning?.name], ['name left out of the records', `api.${CLUSTER_DOMAIN}`]);
+    const lines = recordLines(r.stdout);
+    assert.equal(lines.map((l) => l.split(' ')[0]), [`api.${CLUSTER_DOMAIN}.`, `api-int.${CLUSTER_DOMAIN}.`, `*.apps.${CLUSTER_DOMAIN}.`]);
+    assert.is(lines[0]?.split(' ').at(-1), lines[1]?.split(' ').at(-1), 'api answers what api-int answers');
+    assert.ok(comments(r.stdout).some((c) => c.startsWith('; api: external API load balancer - served by the internal API load balancer: a private cluster has no external one')), r.stdout);
+    assert.not.ok(logLines(r.stderr).some((l) => l.level === 'warn'), r.stderr);
   } finally {
     await cluster.close();
   }

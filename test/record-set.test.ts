@@ -133,10 +133,10 @@ test('a name whose hostname has not resolved is listed as empty and not served',
 });
 
 test('an LB with no endpoints is listed as empty and not served', () => {
-  const s = spec({ lbs: { api: [], 'api-int': [ip('10.0.0.20')], ingress: [] } });
+  const s = spec({ lbs: { api: [ip('10.0.0.10')], 'api-int': [ip('10.0.0.20')], ingress: [] } });
   const { recordSet, empty } = buildRecordSet(s, new Map());
-  assert.equal(empty, [`*.apps.${D}`, `api.${D}`]);
-  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`]);
+  assert.equal(empty, [`*.apps.${D}`]);
+  assert.equal(recordSet.names.map((n) => n.name), [`api-int.${D}`, `api.${D}`]);
 });
 
 test('16 addresses after resolution and de-duplication are accepted', () => {
@@ -180,7 +180,7 @@ test('with the record set served before, a name over 16 addresses keeps its prev
 });
 
 test('with the record set served before, a name over 16 addresses that was not served before is left out, not failed', () => {
-  const previous = buildRecordSet(spec({ lbs: { ...spec().lbs, api: [] } }), new Map()).recordSet;
+  const previous = buildRecordSet(spec({ lbs: { ...spec().lbs, api: [], 'api-int': [] } }), new Map()).recordSet;
   const s = spec({ lbs: { ...spec().lbs, api: [host('lb.example.net')] } });
   const v4 = Array.from({ length: 17 }, (_, i) => `10.0.0.${i + 100}`);
   const { recordSet, empty, held } = buildRecordSet(s, resolutions({ hostname: 'lb.example.net', v4, v6: [], ttlSeconds: 60 }), { previous });
@@ -250,11 +250,12 @@ test('a worker serves what a control plane serves', () => {
   assert.equal({ ...worker, role: 'control-plane' }, controlPlane);
 });
 
-test('a private cluster: api with no LB is not served, and said to be private', () => {
+test('a private cluster: api, with no external LB, is served by the internal API LB, and said so', () => {
   const s = spec({ lbs: { api: [], 'api-int': [ip('10.0.0.20')], ingress: [ip('10.0.1.30')] } });
   const built = buildRecordSet(s, new Map());
-  assert.equal(built.recordSet.names.map((n) => n.name), [`api-int.${D}`, `*.apps.${D}`]);
-  assert.equal(whyNotServed(s, built), [{ name: `api.${D}`, reason: 'no external API load balancer (a private cluster has none)' }]);
+  assert.equal(built.recordSet.names.map((n) => [n.name, n.v4, n.source]), [[`api-int.${D}`, ['10.0.0.20'], 'api-int'], [`api.${D}`, ['10.0.0.20'], 'api-int'], [`*.apps.${D}`, ['10.0.1.30'], 'ingress']]);
+  assert.equal(built.notes, [{ name: `api.${D}`, note: 'served by the internal API load balancer: a private cluster has no external one' }]);
+  assert.equal(whyNotServed(s, built), []);
 });
 
 test('the record set carries the settings the template needs', () => {

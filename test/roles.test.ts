@@ -82,39 +82,43 @@ test('a worker renders what a control-plane node renders', async () => {
   });
 });
 
-test('a private cluster (no external API LB in the ConfigMap): rendered without api, and said so', async () => {
+const PRIVATE = 'served by the internal API load balancer: a private cluster has no external one';
+
+test('a private cluster (no external API LB in the ConfigMap): api is served by the internal API LB, and said so', async () => {
   await withCluster({}, async (c) => {
     await c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
-    assert.equal([...((await readAnswers(c.out))?.names.keys() ?? [])], [`api-int.${DOMAIN}`, APPS]);
-    const said = logLines(r.stderr).find((l) => l.msg === 'not served: their queries go upstream');
-    assert.equal(said?.notServed, [{ name: `api.${DOMAIN}`, reason: 'no external API load balancer (a private cluster has none)' }]);
+    const names = (await readAnswers(c.out))?.names;
+    assert.equal([...(names?.keys() ?? [])].sort(), [APPS, `api-int.${DOMAIN}`, `api.${DOMAIN}`]);
+    assert.equal(names?.get(`api.${DOMAIN}`), [`A ${API_INT_IP}`]);
+    assert.ok(logLines(r.stderr).some((l) => l.msg === `api.${DOMAIN}: ${PRIVATE}`), r.stderr);
   });
 });
 
-test('a private cluster\'s monitor is ready without api and logs why api is not served', async () => {
+test("a private cluster's monitor is ready, serves api from the internal API LB and logs it with the Corefile", async () => {
   await withCluster({}, async (c) => {
     await c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
     const monitor = await startMonitor(c);
     try {
       await until('ready', async () => (await fetch(`http://${monitor.health}/readyz`)).status === 200);
       const written = monitor.logs().find((l) => l.msg === 'Corefile written');
-      assert.equal(written?.notServed, [{ name: `api.${DOMAIN}`, reason: 'no external API load balancer (a private cluster has none)' }]);
+      assert.equal(written?.notServed, []);
+      assert.equal(written?.notes, [{ name: `api.${DOMAIN}`, note: PRIVATE }]);
     } finally {
       assert.is(await monitor.stop(), 0);
     }
   });
 });
 
-test('a private cluster from a config file without api renders api-int and *.apps', async () => {
+test('a private cluster from a config file without api serves api from its internal LB, api-int and *.apps', async () => {
   await withCluster({}, async (c) => {
     const config = join(c.dir, 'private.yaml');
     await writeFile(config, `domain: ${DOMAIN}\nloadBalancers:\n  apiInt: [${API_INT_IP}]\n  ingress: [${INGRESS_IP}]\nupstreams: [${UPSTREAM}]\n`);
     const r = await runLbdns(['render-corefile', '--config', config, '--out', c.out]);
     assert.is(r.code, 0, r.stderr);
-    assert.equal([...((await readAnswers(c.out))?.names.keys() ?? [])], [`api-int.${DOMAIN}`, APPS]);
-    assert.match(r.stderr, 'a private cluster has none');
+    assert.equal([...((await readAnswers(c.out))?.names.keys() ?? [])].sort(), [APPS, `api-int.${DOMAIN}`, `api.${DOMAIN}`]);
+    assert.match(r.stderr, PRIVATE);
   });
 });
 

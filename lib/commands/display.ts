@@ -36,6 +36,7 @@ export async function displayCommand(opts: DisplayOptions): Promise<number> {
     resolutions: Object.fromEntries(state.resolutions),
     recordSet: state.recordSet,
     notServed: whyNotServed(state.spec, state),
+    notes: state.notes,
     unmanaged: state.unmanaged,
     withheld: state.withheld,
     ...(state.dnsType === undefined ? {} : { dnsType: state.dnsType }),

@@ -21,6 +21,7 @@ export interface OneShotState {
   /** What the cluster's DNS switch says (see ClusterContext.dnsType); undefined without a cluster or off AWS, GCP and Azure. */
   readonly dnsType?: string | undefined;
   readonly gateway: RecordSetResult['gateway'];
+  readonly notes: RecordSetResult['notes'];
 }
 
 /**
@@ -50,6 +51,7 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   }
 }
 
-function logNotServed(log: Logger, spec: ClusterSpec, result: Pick<RecordSetResult, 'empty' | 'gateway'>): void {
+function logNotServed(log: Logger, spec: ClusterSpec, result: Pick<RecordSetResult, 'empty' | 'gateway' | 'notes'>): void {
+  for (const { name, note } of result.notes) log.info(`${name}: ${note}`, { name });
   if (result.empty.length > 0) log.info('not served: their queries go upstream', { notServed: whyNotServed(spec, result) });
 }

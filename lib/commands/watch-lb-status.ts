@@ -178,7 +178,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     if (written || zonesWritten) {
       metrics.lastChange.set(Date.now() / 1000);
       // A change of Gateway addresses alone rewrites zone files only: CoreDNS is not reloaded.
-      log.info(written ? 'Corefile written' : 'Gateway zone files written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: whyNotServed(state.spec, state) });
+      log.info(written ? 'Corefile written' : 'Gateway zone files written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: whyNotServed(state.spec, state), ...(state.notes.length > 0 ? { notes: state.notes } : {}) });
     }
     lastSet = state.recordSet;
     withheld = state.withheld;

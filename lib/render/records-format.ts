@@ -1,7 +1,7 @@
 import { isIPv4 } from 'node:net';
 import { LB_DESCRIPTIONS, noAddressReason, type AdminName } from '../resolve/admin-records.js';
 import { splitFamilies } from '../grammar/ip.js';
-import { addressesOf } from '../resolve/record-set.js';
+import { addressesOf, PRIVATE_API_NOTE } from '../resolve/record-set.js';
 import type { ExtraRecord, LbName, NameRecord, Resolution } from '../model.js';
 
 export const RECORD_FORMATS = ['zone', 'nsupdate', 'json'] as const;
@@ -104,6 +104,12 @@ function describe(n: AdminName): string {
  * endpoints beside a host name, or with several host names, gets the current addresses of all.
  */
 function noteFor(n: AdminName, cname: boolean): { cnameTo?: string; note?: string } {
+  const own = lbNoteFor(n, cname);
+  if (!n.viaInternal) return own;
+  return { ...own, note: own.note === undefined ? PRIVATE_API_NOTE : `${PRIVATE_API_NOTE}; ${own.note}` };
+}
+
+function lbNoteFor(n: AdminName, cname: boolean): { cnameTo?: string; note?: string } {
   const hostnames = n.endpoints.filter((e) => e.kind === 'hostname');
   const only = n.endpoints.length === 1 && hostnames.length === 1 ? hostnames[0] : undefined;
   if (cname && only?.kind === 'hostname') {

@@ -1,6 +1,6 @@
 import { splitFamilies } from '../grammar/ip.js';
 import { LB_NAMES, type ClusterSpec, type Endpoint, type LbName, type Resolution } from '../model.js';
-import { addressesOf, lbRecordName } from './record-set.js';
+import { addressesOf, lbEndpoints, lbRecordName } from './record-set.js';
 
 /**
  * One name the admin's own DNS must carry for the cluster, with what the cluster knows of
@@ -17,6 +17,8 @@ export interface AdminName {
   readonly v6: readonly string[];
   /** Hostname endpoints with no resolution: they contribute no address. */
   readonly unresolved: readonly string[];
+  /** A private cluster's api: the internal LB's endpoints. */
+  readonly viaInternal: boolean;
 }
 
 export const LB_DESCRIPTIONS: Readonly<Record<LbName, string>> = {
@@ -28,9 +30,9 @@ export const LB_DESCRIPTIONS: Readonly<Record<LbName, string>> = {
 /** The three names in a fixed order (api, api-int, *.apps), whatever the node role: the admin's DNS serves everyone. */
 export function adminNames(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>): AdminName[] {
   return LB_NAMES.map((lb) => {
-    const endpoints = spec.lbs[lb];
+    const { endpoints, viaInternal } = lbEndpoints(spec, lb);
     const unresolved = endpoints.flatMap((e) => (e.kind === 'hostname' && !resolutions.has(e.hostname) ? [e.hostname] : []));
-    return { lb, name: lbRecordName(lb, spec.domain), endpoints, ...splitFamilies(addressesOf(endpoints, resolutions)), unresolved };
+    return { lb, name: lbRecordName(lb, spec.domain), endpoints, ...splitFamilies(addressesOf(endpoints, resolutions)), unresolved, viaInternal };
   });
 }
 

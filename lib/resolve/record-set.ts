@@ -24,6 +24,8 @@ export interface RecordSetResult {
   readonly empty: readonly string[];
   /** Names served with their previous addresses (see BuildOptions.previous), and why. */
   readonly held: readonly { readonly name: string; readonly reason: string }[];
+  /** Names served otherwise than their own source would have them, and how. */
+  readonly notes: readonly { readonly name: string; readonly note: string }[];
   /** Names the cluster says not to serve (ClusterSpec.withheld): left to the upstreams. */
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
   /** Gateway DNS: each name served with the objects it comes from, and every name refused. */
@@ -51,6 +53,18 @@ export function lbRecordName(lb: LbName, domain: string): string {
   return lb === 'ingress' ? `*.apps.${domain}` : `${lb}.${domain}`;
 }
 
+/**
+ * The endpoints a load balancer's name answers. A private cluster has no external API LB: its
+ * `api` name is the internal LB's, as inside the cluster the API is reached through it.
+ */
+export function lbEndpoints(spec: ClusterSpec, lb: LbName): { readonly endpoints: readonly Endpoint[]; readonly viaInternal: boolean } {
+  const viaInternal = lb === 'api' && spec.lbs.api.length === 0 && spec.lbs['api-int'].length > 0;
+  return { endpoints: viaInternal ? spec.lbs['api-int'] : spec.lbs[lb], viaInternal };
+}
+
+/** What a private cluster's `api` is, for the log, `display` and the admin's records. */
+export const PRIVATE_API_NOTE = 'served by the internal API load balancer: a private cluster has no external one';
+
 /** The addresses endpoints stand for now: IP literals as they are, hostnames as resolved (none while unresolved). */
 export function addressesOf(targets: readonly Endpoint[], resolutions: ReadonlyMap<string, Resolution>): string[] {
   return targets.flatMap((t) => {
@@ -73,10 +87,17 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   };
   const withheld: { name: string; reason: string }[] = [];
   const traits = ROLE_TRAITS[spec.role];
+  const notes: { name: string; note: string }[] = [];
   for (const lb of traits.serves) {
     const reason = spec.withheld?.[lb];
-    if (reason === undefined) add(lbRecordName(lb, spec.domain), spec.lbs[lb], lb);
-    else withheld.push({ name: lbRecordName(lb, spec.domain), reason });
+    const name = lbRecordName(lb, spec.domain);
+    if (reason !== undefined) {
+      withheld.push({ name, reason });
+      continue;
+    }
+    const { endpoints, viaInternal } = lbEndpoints(spec, lb);
+    add(name, endpoints, viaInternal ? 'api-int' : lb);
+    if (viaInternal) notes.push({ name, note: PRIVATE_API_NOTE });
   }
   // An LB name answers with its LB only: the default ingress DNSRecord names *.apps for the
   // router LB lbdns already serves, and one naming anything else must not add to or outlive it.
@@ -137,6 +158,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       ...(spec.gateway ? { weights: gateway.weights, gatewayZones: spec.gateway.zones } : {}),
     },
     empty: empty.sort(),
+    notes,
     held,
     withheld,
     gateway: { served: gateway.served, refused: gateway.refused, notServed: gateway.empty },

@@ -31,6 +31,7 @@ export interface DesiredState {
   readonly withheld: readonly { readonly name: string; readonly reason: string }[];
   /** Gateway DNS names served and refused. */
   readonly gateway: RecordSetResult['gateway'];
+  readonly notes: RecordSetResult['notes'];
   readonly totals: RecordSetResult['totals'];
 }
 
@@ -282,7 +283,7 @@ export class Monitor {
     const snapshot = resolutions.snapshot();
     if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
     this.opts.check?.(spec, snapshot);
-    const { recordSet, empty, held, withheld, gateway, totals } = buildRecordSet(spec, snapshot, { previous: this.served });
+    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served });
     for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
     const withheldKey = JSON.stringify(withheld);
     if (withheldKey !== this.withheldLogged) {
@@ -292,7 +293,7 @@ export class Monitor {
     }
     this.reportRefusals(gateway.refused);
     const complete = this.required(spec).every((n) => !empty.includes(n));
-    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, totals };
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
     await this.opts.sink(this.latest);
