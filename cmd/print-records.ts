@@ -18,7 +18,7 @@ export class PrintRecordsCommand extends ClusterCommand {
 
   static override exitCodes = {
     0: 'printed',
-    1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
+    1: "a host name did not resolve, the write failed, the API server was unreachable, the role's names were still missing after --wait-timeout, or nothing was left to print",
     2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
   };
 

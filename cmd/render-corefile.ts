@@ -20,6 +20,7 @@ export class RenderCorefileCommand extends ClusterCommand {
     0: 'written, unchanged or printed; or, with --if-unreachable=keep, the API server unreachable and the Corefile at --out kept',
     1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
     2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
+    3: 'with --diff: the Corefile at --out would change (the diff is printed); 0 when it would not',
   };
 
   out = Option.String('--out', { description: 'Where to write the Corefile, atomically (- or absent: stdout)' });

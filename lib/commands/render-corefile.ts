@@ -66,5 +66,7 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
   }
   const emitted = await emitCorefile(text, out, opts.diff, opts.io.stdout);
   if (emitted.kind === 'file') log.info(emitted.written ? 'Corefile written' : 'Corefile unchanged', { path: emitted.path });
+  // As diff(1) and check-dns: a script can ask whether the Corefile would change.
+  if (emitted.kind === 'diff' && emitted.diff !== '') return EXIT.mismatch;
   return EXIT.ok;
 }

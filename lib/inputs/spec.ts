@@ -108,7 +108,7 @@ export function validateGatewayFlags(flags: GatewayFlags): GatewaySpec | undefin
  * the cluster fills them; `requireLbs` is the check for when nothing else will.
  */
 export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): ClusterSpec {
-  if (raw.domain === undefined) throw new ValidationError('--domain', undefined, 'is required', "give the cluster's base domain, e.g. --domain mycluster.example.com");
+  if (raw.domain === undefined) throw new ValidationError('--domain', undefined, 'is required', "give the cluster's base domain, e.g. --domain mycluster.example.com, or try the built-in example with --example");
   const lb = (name: LbName, values: readonly string[] | undefined): Endpoint[] => parseEndpoints(LB_FLAGS[name], values ?? []);
   const domain = validateDomain('--domain', raw.domain);
   return {
