@@ -1,14 +1,14 @@
 /**
  * lbdns's own help text. Clipanion 3 prints every option value as `#0` and has no way to name
  * it, nor to group options; its option definitions (cli.definitions()) are read here and laid
- * out as the README writes them.
+ * out as docs/commands.md writes them.
  */
 import { Cli, Command, type CommandClass } from 'clipanion';
 import { EXIT } from '../lib/errors.js';
 import { ROLES } from '../lib/model.js';
 import { ClusterCommand, InputCommand, type ExitCodes } from './options.js';
 
-/** What each value-taking flag expects, as the README names it. A new flag needs an entry (test/help.test.ts checks). */
+/** What each value-taking flag expects, as docs/commands.md names it. A new flag needs an entry (test/help.test.ts checks). */
 export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--config': 'FILE',
   '--domain': 'DOMAIN',

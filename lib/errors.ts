@@ -1,6 +1,6 @@
 /**
  * Every failure lbdns reports is one of these classes. The CLI maps them to exit
- * codes (see README "Exit codes") and prints `message`, which must tell a cluster
+ * codes (docs/commands.md, "Exit codes") and prints `message`, which must tell a cluster
  * admin what is wrong and what to do about it.
  */
 export const EXIT = {

@@ -54,7 +54,7 @@ export function platformRbac(platform: Platform): string {
   const { namespace, name } = defaultLbConfigRef(platform);
   return `${GENERATED('defaultLbConfigRef() in lib/sources/lb-config.ts')}# On ${platform}: the api and api-int LBs come from the installer's ConfigMap
 # ${namespace}/${name}. Apply this file beside rbac.yaml (and
-# rbac-update-infra-status.yaml when it is used); the README shows how to pick it from the
+# rbac-update-infra-status.yaml when it is used); docs/deployment.md shows how to pick it from the
 # cluster's platform. A non-default --lb-config needs its namespace and name here instead.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role

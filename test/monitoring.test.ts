@@ -85,16 +85,16 @@ test('promtool test rules: every alert fires on its symptom and stays silent wit
   });
 });
 
-test('every alert has a unit test expecting it to fire and a README runbook section its annotation names', async () => {
+test('every alert has a unit test expecting it to fire and a runbook section in docs/operations.md its annotation names', async () => {
   const tests = loadAll(await readFile(join(ROOT, 'test/fixtures/alerts.promtool.yaml'), 'utf8'))[0] as { tests: { alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[] };
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const readme = await readFile(join(ROOT, 'docs/operations.md'), 'utf8');
   const rules = ((await only('PrometheusRule')).spec.groups as { rules: { alert: string; annotations: Record<string, string> }[] }[]).flatMap((g) => g.rules);
   for (const rule of rules) {
     const cases = tests.tests.flatMap((t) => t.alert_rule_test).filter((c) => c.alertname === rule.alert);
     assert.ok(cases.some((c) => c.exp_alerts.length > 0), `${rule.alert}: a case where it fires`);
     assert.ok(cases.some((c) => c.exp_alerts.length === 0), `${rule.alert}: a case where it stays silent`);
-    assert.is(rule.annotations.runbook, `README.md#${rule.alert.toLowerCase()}`);
-    assert.ok(readme.includes(`\n#### ${rule.alert}\n`), `README has a "#### ${rule.alert}" runbook section`);
+    assert.is(rule.annotations.runbook, `docs/operations.md#${rule.alert.toLowerCase()}`);
+    assert.ok(readme.includes(`\n#### ${rule.alert}\n`), `docs/operations.md has a "#### ${rule.alert}" runbook section`);
   }
 });
 

@@ -284,7 +284,7 @@ StaticPods.before(capture(staticSetup, async () => {
     await provideFiles(init, cluster.kubeconfig);
     staticOutcomes.push(await runOnce('control-plane initContainer render-corefile', cluster, NODE_USER, init));
 
-    // What README tells an admin to run on a node when a name does not resolve.
+    // What docs/operations.md tells an admin to run on a node when a name does not resolve.
     // render-corefile's own options (where to write, what to do without the API) are not display's.
     const display = ['display', ...init.slice(1).filter((a) => !a.startsWith('--out=') && !a.startsWith('--if-unreachable='))];
     staticOutcomes.push(await runOnce('display with the kubelet kubeconfig', cluster, NODE_USER, display));

@@ -10,7 +10,7 @@ import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
 import { sendJson } from '../kube/send-json.js';
 import type { Logger } from './log.js';
 
-/** One reason per thing an admin acts on; README "Operating lbdns" lists what to do for each. */
+/** One reason per thing an admin acts on; docs/operations.md ("Events") lists what to do for each. */
 export const EVENT_REASONS = {
   /** The API server was unreachable at start: CoreDNS serves the Corefile kept from before. */
   keptCorefile: 'ServingKeptCorefile',
