@@ -79,6 +79,27 @@ test('with CoreDNS down, dnsmasq answers api-int from the drop-in, both families
   });
 });
 
+test('with CoreDNS down, dnsmasq answers every other type of api-int at once with an empty answer, AAAA of an IPv4-only api-int included', async () => {
+  await withDir(async (dir) => {
+    const corednsPort = await freePort();
+    const dropIn = join(dir, 'lbdns.conf');
+    const v4only = CLUSTER.filter((a, i) => a !== 'fd00::20' && CLUSTER[i + 1] !== 'fd00::20');
+    const r = await runLbdns(['render-dnsmasq', ...v4only, '--listen', `127.0.0.1:${corednsPort}`, '--out', dropIn]);
+    assert.is(r.code, 0, r.stderr);
+    const dnsmasq = await startDnsmasq(dropIn);
+    try {
+      for (const ask of [() => dnsmasq.resolver.resolve6('api-int.c1.example.com'), () => dnsmasq.resolver.resolveTxt('api-int.c1.example.com'), () => dnsmasq.resolver.resolveMx('api-int.c1.example.com')]) {
+        const started = Date.now();
+        const code = await ask().then(() => 'answered', (e: NodeJS.ErrnoException) => e.code);
+        assert.is(code, 'ENODATA', 'an empty NOERROR answer, not a timeout');
+        assert.ok(Date.now() - started < 300, `answered at once (${Date.now() - started} ms)`);
+      }
+    } finally {
+      await dnsmasq.stop();
+    }
+  });
+});
+
 test("with CoreDNS up, dnsmasq sends the cluster's other names to it", async () => {
   await withDir(async (dir) => {
     const coredns = await startDnsServer();

@@ -15,7 +15,9 @@ export function checkDnsmasqListen(listen: ListenSettings): void {
  * kubelet finds the API while CoreDNS is not running, and sends every other name of the
  * cluster's domain to the local CoreDNS. Built from the same record set as the Corefile, so a
  * migration of api-int moves both. `host-record` answers the exact name only (A, AAAA and its
- * PTR), at the cluster's TTL; `address=` would answer every name under it too.
+ * PTR), at the cluster's TTL; `address=` would answer every name under it too. `local=` keeps
+ * every other type of api-int here as well (an empty answer), so an AAAA asked beside the A
+ * of an IPv4-only cluster is not sent to a CoreDNS that is down, to time out.
  */
 export function renderDnsmasq(recordSet: RecordSet): string {
   const { domain, listen, ttl } = recordSet;
@@ -28,7 +30,7 @@ export function renderDnsmasq(recordSet: RecordSet): string {
     `# cluster's names go to the local CoreDNS (${coredns}).`,
     ...(apiInt === undefined
       ? [`# api-int.${domain} has no address yet: not answered here.`]
-      : [...apiInt.v4, ...apiInt.v6].map((ip) => `host-record=api-int.${domain},${ip},${ttl}`)),
+      : [...[...apiInt.v4, ...apiInt.v6].map((ip) => `host-record=api-int.${domain},${ip},${ttl}`), `local=/api-int.${domain}/`]),
     `server=/${domain}/${coredns}`,
   ];
   return `${lines.join('\n')}\n`;
