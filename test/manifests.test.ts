@@ -156,11 +156,13 @@ test('the control-plane pod renders and monitors as control-plane with the same 
   assert.equal(inputs(monitor.parsed), inputs(render.parsed));
 });
 
-test('the bootstrap pod renders as bootstrap (api-int only) and runs no monitor', () => {
-  const containers = lbdnsIn(bootstrap);
-  assert.equal(containers.map((c) => c.init), [true]);
-  assert.is(containers[0]?.parsed.role, 'bootstrap');
-  assert.equal(bootstrap.spec.containers.map((c) => isCoreDns(c)), [true]);
+test('the bootstrap pod renders and monitors as bootstrap with the same inputs, so it gains *.apps when the ingress LB appears', () => {
+  const [render, monitor] = lbdnsIn(bootstrap);
+  assert.ok(render?.init && monitor && !monitor.init);
+  assert.equal([render.parsed.role, monitor.parsed.role], ['bootstrap', 'bootstrap']);
+  const inputs = (p: Parsed) => ({ kubeconfig: kubeconfigOf(p), resolvConf: p.resolvConf, out: p.out, template: p.template, config: p.config, domain: p.domain });
+  assert.equal(inputs(monitor.parsed), inputs(render.parsed));
+  assert.equal(bootstrap.spec.containers.map((c) => isCoreDns(c)), [true, false]);
 });
 
 test('the worker pod is the control-plane pod with --role=worker', () => {
@@ -221,7 +223,7 @@ test('CoreDNS is probed on the health and ready ports the rendered Corefile open
 
 test('long-running lbdns containers are probed on the --metrics-addr they listen on', () => {
   const watchers = lbdns.map((ref) => ({ ref, parsed: parseArgs(argsOf(ref)) })).filter(({ parsed }) => runsUntilStopped(parsed));
-  assert.is(watchers.length, 3);
+  assert.is(watchers.length, 4);
   for (const { ref, parsed } of watchers) {
     const { host, port } = parseListenAddress(parsed.metricsAddr ?? '');
     const loopback = host.startsWith('127.') || host === '::1';

@@ -341,6 +341,17 @@ StaticPods.before(capture(staticSetup, async () => {
     const init = await mountedArgs(refIn(bootstrap, true), node);
     await provideFiles(init, bootCluster.kubeconfig);
     staticOutcomes.push(await runOnce('bootstrap initContainer render-corefile', bootCluster, 'system:node:bootstrap', init));
+    // The monitor follows the ingress LB, which appears while bootstrap runs.
+    const monitorArgs = await mountedArgs(refIn(bootstrap, false), node);
+    const corefile = monitorArgs.find((a) => a.startsWith('--out='))?.slice('--out='.length) ?? '';
+    await bootCluster.server.clearRequests();
+    const monitor = startDaemon(monitorArgs, { PATH: process.env.PATH, ...downwardEnv(refIn(bootstrap, false), 'bootstrap') });
+    const code = await exercise(monitor, {
+      ready: () => readyzOk(monitor.logs()),
+      change: () => bootCluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: NEW_INGRESS_IP }] } }),
+      followed: async () => (await readFile(corefile, 'utf8')).includes(NEW_INGRESS_IP),
+    });
+    staticOutcomes.push({ label: 'bootstrap monitor watch-lb-status', code, stderr: monitor.stderr(), requests: await requestsOf(bootCluster.server, 'system:node:bootstrap') });
   } finally {
     await bootCluster.close();
   }
@@ -384,6 +395,7 @@ StaticPods('every command the static pods run, and display, succeeds without one
       'control-plane monitor watch-lb-status',
       'control-plane monitor watch-lb-status --gateway-zone',
       'bootstrap initContainer render-corefile',
+      'bootstrap monitor watch-lb-status',
       'on-prem control-plane initContainer render-corefile',
       'on-prem control-plane monitor watch-lb-status',
     ],
