@@ -184,15 +184,16 @@ export interface PipelineOptions {
 }
 
 /**
- * Why a source warning refused a DNS name an object asked for, as a metric label; undefined
- * when it refused other data. Names are the fields ending in dnsName or hostname(s).
+ * Why a source warning refused a DNS name an object asked for, as a metric label in the words
+ * Gateway DNS refusals use (gateway-claims.ts); undefined when it refused other data. Names
+ * are the fields ending in dnsName or hostname(s).
  */
 function nameRefusal(fields: Readonly<Record<string, unknown>>): string | undefined {
   const where = typeof fields.where === 'string' ? fields.where : '';
   if (!/(dnsName|hostnames?)(\[\d+\])?$/.test(where)) return undefined;
   const reason = typeof fields.reason === 'string' ? fields.reason : '';
-  if (reason.includes('outside')) return 'outside_domain';
-  if (reason.includes('API names')) return 'api_name';
+  if (reason.includes('outside')) return 'outside-domain';
+  if (reason.includes('API names')) return 'api-name';
   return 'invalid';
 }
 
