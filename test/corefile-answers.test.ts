@@ -16,7 +16,11 @@ const UPSTREAM = '@upstream';
 
 async function serve(args: readonly string[]): Promise<Resolver> {
   const withUpstream = args.map((a) => (a === UPSTREAM ? upstream.address : a.replace(/^(127\.0\.0\.\d+):$/, `$1:${upstream.port}`)));
-  const server = await renderAndServe(withUpstream);
+  // Said here: uvu drops an error thrown in a suite's before hook, and its tests then fail without a word.
+  const server = await renderAndServe(withUpstream).catch((err: Error) => {
+    console.error(`corefile-answers: serving ${withUpstream.join(' ')} failed: ${err.message}`);
+    throw err;
+  });
   servers.push(server);
   return server.resolver();
 }

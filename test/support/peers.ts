@@ -83,7 +83,10 @@ export async function waitForOutput(peer: PeerProcess, what: string, ready: (out
   }
 }
 
-/** A loopback port free for both UDP and TCP at the time of asking. */
+/** Ports this process handed out: a port freed again is not handed out twice, as a test often asks for several before binding any. */
+const handedOut = new Set<number>();
+
+/** A loopback port free for both UDP and TCP at the time of asking, and not handed out before in this process. */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   for (;;) {
     const tcp = createServer();
@@ -97,8 +100,9 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
       udp.bind(port, host, () => resolve(true));
     });
     await new Promise((resolve) => tcp.close(resolve));
-    if (free) {
+    if (free && !handedOut.has(port)) {
       await new Promise<void>((resolve) => udp.close(() => resolve()));
+      handedOut.add(port);
       return port;
     }
     udp.close();
