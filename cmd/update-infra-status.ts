@@ -8,7 +8,7 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
   static override paths = [['update-infra-status']];
   static override usage = Command.Usage({
     description: 'Publish the LB IPs into the Infrastructure status',
-    details: 'Writes status.platformStatus.<platform>.cloudLoadBalancerConfig of infrastructures.config.openshift.io/cluster. Sets dnsType: ClusterHosted with the first write, refuses a cluster already set to PlatformDefault (immutable), writes only the lists it owns (--fields) and only when they differ as sets.',
+    details: 'Writes status.platformStatus.<platform>.cloudLoadBalancerConfig of infrastructures.config.openshift.io/cluster. Publishes where dnsType is ClusterHosted; where it is not set, only with --set-dns-type-cluster-hosted, which sets it with the first write, for good (immutable); refuses PlatformDefault; writes only the lists it owns (--fields) and only when they differ as sets.',
     examples: [
       ['Publish once', 'lbdns update-infra-status --kubeconfig ~/.kube/config'],
       ['See the patch without sending it', 'lbdns update-infra-status --kubeconfig ~/.kube/config --dry-run'],
@@ -19,12 +19,13 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
   static override exitCodes = {
     0: 'published, or already up to date',
     1: 'API failures after retries, or the owned names still missing after --wait-timeout',
-    2: 'dnsType is PlatformDefault (immutable: nothing to publish), the API server refused the patch, no Infrastructure, or RBAC refused',
+    2: 'dnsType is PlatformDefault, or not set without --set-dns-type-cluster-hosted; the API server refused the patch, no Infrastructure, or RBAC refused',
   };
 
   fields = Option.String('--fields', 'api,api-int,ingress', { description: 'The lists lbdns owns: a comma-separated subset of api,api-int,ingress (default all three)' });
   dryRun = Option.Boolean('--dry-run', false, { description: 'Print the status patch instead of sending it' });
   watch = Option.Boolean('--watch', false, { description: 'Keep the status current as the sources change, until SIGTERM' });
+  setDnsType = Option.Boolean('--set-dns-type-cluster-hosted', false, { description: "Where the cluster's cloudLoadBalancerConfig.dnsType is not set, set it to ClusterHosted with the first write: the cluster's DNS is then the cluster's own, for good (the field is immutable)" });
   metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18083', { description: 'Where /healthz, /readyz and /metrics listen, with --watch (default 127.0.0.1:18083)' });
 
   override checkFlags(): void {
@@ -40,6 +41,7 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
       fields: this.fields,
       dryRun: this.dryRun,
       watch: this.watch,
+      setDnsType: this.setDnsType,
       metricsAddr: this.metricsAddr,
     });
   }

@@ -243,7 +243,7 @@ for (const command of ['render-corefile', 'display'] as const) {
       const out = command === 'render-corefile' ? ['--out', c.out] : [];
       const r = await runLbdns([command, c.kubeconfig, ...out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
       assert.is(r.code, 2, r.stderr);
-      assert.match(r.stderr, /status\.platformStatus\.aws\.cloudLoadBalancerConfig\.dnsType is "PlatformDefault": this cluster's names are served by the cloud's DNS/);
+      assert.match(r.stderr, /status\.platformStatus\.aws\.cloudLoadBalancerConfig\.dnsType is "PlatformDefault": this cluster's names are the cloud DNS's/);
       assert.match(r.stderr, /Pass --ignore-dns-type/);
       assert.not.ok(await exists(c.out));
     });
@@ -263,17 +263,21 @@ test('--ignore-dns-type serves a PlatformDefault cluster anyway, with a warning'
   await withCluster(PLATFORM_DEFAULT, async (c) => {
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--ignore-dns-type']);
     assert.is(r.code, 0, r.stderr);
-    assert.ok(logLines(r.stderr).some((l) => l.level === 'warn' && String(l.msg).includes('PlatformDefault, served anyway (--ignore-dns-type)')));
+    assert.ok(logLines(r.stderr).some((l) => l.level === 'warn' && String(l.msg).includes('is "PlatformDefault": served anyway (--ignore-dns-type)')));
     assert.ok(await exists(c.out));
   });
 });
 
-test('display says what the DNS switch says, and that an absent one means serving', async () => {
+test('a cluster whose DNS switch is not set is served only when the admin says so; display says what the switch says', async () => {
   // No aws section at all: the CRD's default for cloudLoadBalancerConfig applies only inside one.
   await withCluster({ platformStatus: { type: 'AWS' } }, async (c) => {
-    const absent = await runLbdns(['display', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    const refused = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /cloudLoadBalancerConfig\.dnsType is not set .*: this cluster's names are the cloud DNS's .* Pass --ignore-dns-type/);
+    assert.not.ok(await exists(c.out));
+    const absent = await runLbdns(['display', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--ignore-dns-type']);
     assert.is(absent.code, 0, absent.stderr);
-    assert.match((JSON.parse(absent.stdout) as { dnsType: string }).dnsType, /dnsType is not set .*: serving/);
+    assert.match((JSON.parse(absent.stdout) as { dnsType: string }).dnsType, /dnsType is not set .*: served anyway \(--ignore-dns-type\)/);
     await c.server.patchStatus(INFRA, { platformStatus: { aws: { region: 'us-east-1', cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } });
     const hosted = await runLbdns(['display', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is((JSON.parse(hosted.stdout) as { dnsType: string }).dnsType, 'status.platformStatus.aws.cloudLoadBalancerConfig.dnsType: ClusterHosted');

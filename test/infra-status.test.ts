@@ -69,8 +69,12 @@ function awsHosted(clusterHosted: Record<string, unknown>): Record<string, unkno
 
 const Plan = suite('planStatusPatch');
 
-Plan('the first write sets dnsType ClusterHosted with every owned list, preconditioned on the resourceVersion read', () => {
-  const plan = planStatusPatch(infra({ type: 'AWS' }), LISTS, ALL);
+Plan('an unset dnsType is not set without the admin asking: publishing refused, naming the flag', () => {
+  assert.throws(() => planStatusPatch(infra({ type: 'AWS' }), LISTS, ALL), /dnsType is not set: publishing would set it to ClusterHosted, .* pass --set-dns-type-cluster-hosted/);
+});
+
+Plan('asked to, the first write sets dnsType ClusterHosted with every owned list, preconditioned on the resourceVersion read', () => {
+  const plan = planStatusPatch(infra({ type: 'AWS' }), LISTS, ALL, true);
   assert.is(plan.platform, 'AWS');
   assert.equal(plan.changed, ALL);
   assert.equal(plan.patch, {
@@ -89,18 +93,18 @@ Plan('the first write sets dnsType ClusterHosted with every owned list, precondi
 });
 
 Plan('a null cloudLoadBalancerConfig is a first write', () => {
-  const plan = planStatusPatch(infra({ type: 'AWS', aws: { cloudLoadBalancerConfig: null } }), LISTS, ['api']);
+  const plan = planStatusPatch(infra({ type: 'AWS', aws: { cloudLoadBalancerConfig: null } }), LISTS, ['api'], true);
   assert.equal(plan.changed, ['api']);
 });
 
 Plan('GCP writes under platformStatus.gcp', () => {
-  const plan = planStatusPatch(infra({ type: 'GCP' }), LISTS, ['api']);
+  const plan = planStatusPatch(infra({ type: 'GCP' }), LISTS, ['api'], true);
   assert.is(plan.platform, 'GCP');
   assert.equal(Object.keys((plan.patch as { status: { platformStatus: object } }).status.platformStatus), ['gcp']);
 });
 
 Plan('only the owned lists are written', () => {
-  const plan = planStatusPatch(infra({ type: 'AWS' }), LISTS, ['api', 'api-int']);
+  const plan = planStatusPatch(infra({ type: 'AWS' }), LISTS, ['api', 'api-int'], true);
   const clusterHosted = (plan.patch as { status: { platformStatus: { aws: { cloudLoadBalancerConfig: { clusterHosted: object } } } } }).status.platformStatus.aws.cloudLoadBalancerConfig.clusterHosted;
   assert.equal(Object.keys(clusterHosted).sort(), ['apiIntLoadBalancerIPs', 'apiLoadBalancerIPs']);
 });
@@ -144,7 +148,7 @@ Plan('a platform lbdns does not publish for, or none at all, is refused naming i
 const Target = suite('publishTarget');
 
 Target('names the platform and its status block before any LB data is known', () => {
-  assert.equal(publishTarget(infra({ type: 'GCP' })), { platform: 'GCP', key: 'gcp' });
+  assert.equal(publishTarget(infra({ type: 'GCP' }), true), { platform: 'GCP', key: 'gcp' });
   assert.equal(publishTarget(infra(awsHosted({}))), { platform: 'AWS', key: 'aws' });
 });
 

@@ -149,8 +149,9 @@ function clusterHosted(lists: Record<string, readonly string[]>): Record<string,
 
 const ALL_LISTS = { apiLoadBalancerIPs: [API_IP], apiIntLoadBalancerIPs: [API_INT_IP], ingressLoadBalancerIPs: [INGRESS_IP] };
 
+/** The installed clusters here have no dnsType yet: the admin's go-ahead to set it is given. */
 function publish(cluster: Cluster<ApiServer | KubeApiServer>, ...args: string[]): Promise<CliResult> {
-  return runLbdns(['update-infra-status', '--kubeconfig', cluster.kubeconfig, '--wait-timeout', '4s', ...args]);
+  return runLbdns(['update-infra-status', '--kubeconfig', cluster.kubeconfig, '--wait-timeout', '4s', '--set-dns-type-cluster-hosted', ...args]);
 }
 
 interface Watching {
@@ -176,6 +177,7 @@ async function startWatch(cluster: Cluster<ApiServer | KubeApiServer>, flags: Ra
     fields,
     dryRun: false,
     watch: true,
+    setDnsType: true,
     metricsAddr: '127.0.0.1:0',
     io: { stdout: stdout.stream, stderr: stderr.stream },
     signal: abort.signal,
@@ -196,6 +198,31 @@ async function startWatch(cluster: Cluster<ApiServer | KubeApiServer>, flags: Ra
 
 // ---------------------------------------------------------------------------------------
 // One-shot
+
+test('a cluster whose dnsType is not set is not switched without --set-dns-type-cluster-hosted: exit 2 naming the flag, nothing sent', async () => {
+  const cluster = await startCluster();
+  try {
+    const result = await runLbdns(['update-infra-status', '--kubeconfig', cluster.kubeconfig, '--wait-timeout', '4s']);
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, 'dnsType is not set: publishing would set it to ClusterHosted');
+    assert.match(result.stderr, '--set-dns-type-cluster-hosted');
+    assert.equal((await calls(cluster.server)).filter((r) => r.method === 'PATCH'), []);
+    assert.is(await lbConfigOf(cluster.server), undefined);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('a cluster installed with ClusterHosted is published without being asked', async () => {
+  const cluster = await startCluster({ platformStatus: clusterHosted({}) });
+  try {
+    const result = await runLbdns(['update-infra-status', '--kubeconfig', cluster.kubeconfig, '--wait-timeout', '4s']);
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(await clusterHostedOf(cluster.server), ALL_LISTS);
+  } finally {
+    await cluster.close();
+  }
+});
 
 test('the first write sets dnsType ClusterHosted together with the three lists', async () => {
   const cluster = await startCluster();

@@ -81,26 +81,24 @@ function unsupportedPlatform(platformType: unknown, role: Role): ConfigError {
 }
 
 /**
- * The cluster's DNS switch, for a command that serves names: `PlatformDefault` means the
- * cloud's DNS answers for this cluster, so a Corefile from lbdns would be a second, competing
- * answer. The field is immutable, so a running monitor never sees it change.
+ * The cluster's DNS switch, for a command that serves names: only `ClusterHosted` says the
+ * cluster's names are its own to serve. `PlatformDefault`, or no value (a cluster installed
+ * without the switch), leaves them to the cloud's DNS, where a Corefile from lbdns would be a
+ * second, competing answer; the admin may say otherwise, once, with --ignore-dns-type. The
+ * field is immutable once set, so a running monitor never sees it change.
  */
 function checkDnsType(infra: Infrastructure | undefined, ignore: boolean, log: Logger): string | undefined {
   const dnsType = clusterDnsType(infra);
   if (dnsType === undefined) return undefined;
-  if (dnsType.value === undefined) {
-    const said = `${dnsType.field} is not set (an older cluster, or one installed without the switch): serving`;
-    log.info(said);
-    return said;
-  }
-  if (dnsType.value !== 'PlatformDefault') return `${dnsType.field}: ${dnsType.value}`;
+  if (dnsType.value === 'ClusterHosted') return `${dnsType.field}: ClusterHosted`;
+  const is = dnsType.value === undefined ? 'is not set (an older cluster, or one installed without the switch)' : `is ${quote(dnsType.value)}`;
   if (ignore) {
-    const said = `${dnsType.field}: PlatformDefault, served anyway (--ignore-dns-type)`;
+    const said = `${dnsType.field} ${is}: served anyway (--ignore-dns-type)`;
     log.warn(said);
     return said;
   }
   throw new ConfigError(
-    `${dnsType.field} is "PlatformDefault": this cluster's names are served by the cloud's DNS, not a cluster-hosted one, and the field cannot change; lbdns serves nothing here. Pass --ignore-dns-type if you know why this cluster needs it anyway`,
+    `${dnsType.field} ${is}: this cluster's names are the cloud DNS's unless the cluster was installed with ClusterHosted, so lbdns serves nothing here, where it would compete with it. Pass --ignore-dns-type if you know this cluster needs it anyway`,
   );
 }
 

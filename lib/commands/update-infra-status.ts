@@ -17,6 +17,8 @@ export interface UpdateInfraStatusOptions extends CommandInputs, LongRunningOpti
   readonly fields: string;
   readonly dryRun: boolean;
   readonly watch: boolean;
+  /** --set-dns-type-cluster-hosted: the admin's go-ahead to set an unset dnsType, for good. */
+  readonly setDnsType?: boolean;
 }
 
 const PUBLISH_RETRY = { minMs: 1000, maxMs: 60_000 };
@@ -47,7 +49,7 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
 async function prepare(opts: UpdateInfraStatusOptions): Promise<ClusterContext> {
   const ctx = await prepareCluster(everyLb(opts), opts.cluster, loggerFor(opts.io), { upstreams: false });
   if (ctx.identity.infrastructure === undefined) throw new ConfigError('infrastructures.config.openshift.io/cluster does not exist: is this an OpenShift cluster?');
-  publishTarget(ctx.identity.infrastructure);
+  publishTarget(ctx.identity.infrastructure, opts.setDnsType === true);
   return ctx;
 }
 
@@ -64,7 +66,7 @@ function wiring(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: C
       log,
       dnsServers: ctx.raw.dnsServers,
     } as const,
-    publish: (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, log, stdout: opts.io.stdout }),
+    publish: (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, setDnsType: opts.setDnsType === true, log, stdout: opts.io.stdout }),
   };
 }
 

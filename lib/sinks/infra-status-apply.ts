@@ -13,6 +13,8 @@ const OBJECT = 'infrastructures.config.openshift.io/cluster';
 
 export interface PublishOptions {
   readonly owned: readonly LbName[];
+  /** Set an unset dnsType to ClusterHosted (see publishTarget). */
+  readonly setDnsType?: boolean;
   readonly dryRun: boolean;
   readonly log: Logger;
   readonly stdout: { write(chunk: string): unknown };
@@ -65,7 +67,7 @@ export async function publishLbIps(kc: KubeConfig, lists: LbIpLists, opts: Publi
         const error = kubeErrorFrom(err, `get ${OBJECT}`);
         throw error instanceof KubeAccessError ? new AbortError(error) : error;
       }
-      const plan = planStatusPatch(infra, lists, opts.owned);
+      const plan = planStatusPatch(infra, lists, opts.owned, opts.setDnsType === true);
       for (const lb of plan.skipped) opts.log.warn('no IP known for this LB; its status list is left as it is', { list: STATUS_LISTS[lb] });
       if (plan.patch === null) return { plan, patched: false };
       if (opts.dryRun) {

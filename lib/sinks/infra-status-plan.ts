@@ -48,11 +48,12 @@ export interface PublishTarget {
 }
 
 /**
- * Where the lists go, or why they cannot: a platform lbdns does not publish for, or a
- * cluster already set to `PlatformDefault`, which is immutable. Known from the object alone,
- * so the command refuses at start instead of after waiting for LB data.
+ * Where the lists go, or why they cannot: a platform lbdns does not publish for, a cluster
+ * set to `PlatformDefault`, or one whose `dnsType` is not set and whose admin has not asked
+ * lbdns to set it (`setDnsType`): the field is immutable once set. Known from the object
+ * alone, so the command refuses at start instead of after waiting for LB data.
  */
-export function publishTarget(infra: Infrastructure): PublishTarget {
+export function publishTarget(infra: Infrastructure, setDnsType = false): PublishTarget {
   const rawType = infra.status?.platformStatus?.type;
   const platform = platformOf(infra);
   if (platform === undefined) {
@@ -63,6 +64,11 @@ export function publishTarget(infra: Infrastructure): PublishTarget {
   if (dnsType !== undefined && dnsType !== 'ClusterHosted') {
     throw new ConfigError(
       `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType is ${quote(dnsType)}: the cluster uses the cloud's DNS and the field is immutable, so lbdns will not publish LB IPs. Clusters that need ClusterHosted DNS must be installed that way`,
+    );
+  }
+  if (dnsType === undefined && !setDnsType) {
+    throw new ConfigError(
+      `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType is not set: publishing would set it to ClusterHosted, which switches this cluster's DNS from the cloud's for good (the field is immutable once set). lbdns does that only when asked: pass --set-dns-type-cluster-hosted`,
     );
   }
   return { platform, key };
@@ -76,8 +82,8 @@ export function publishTarget(infra: Infrastructure): PublishTarget {
  * `ingressLoadBalancerIPs`) and lbdns never flap. An empty list is never written: lbdns
  * not knowing an IP is not the LB having none.
  */
-export function planStatusPatch(infra: Infrastructure, lists: LbIpLists, owned: readonly LbName[]): StatusPlan {
-  const { platform, key } = publishTarget(infra);
+export function planStatusPatch(infra: Infrastructure, lists: LbIpLists, owned: readonly LbName[], setDnsType = false): StatusPlan {
+  const { platform, key } = publishTarget(infra, setDnsType);
   const current = (infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig?.clusterHosted ?? {}) as Record<string, unknown>;
   const skipped = owned.filter((lb) => lists[lb].length === 0);
   const changed = owned.filter((lb) => lists[lb].length > 0 && !sameSet(currentList(current[STATUS_LISTS[lb]]), lists[lb]));
