@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { freePort } from './support/peers.js';
 import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -273,18 +274,34 @@ test('a server that never answers is unreachable, exit 3, within the configured 
   assert.match(r.stderr, /check that the unreachable servers answer from here/);
 });
 
-test('SERVFAIL is unreachable, and so is a failure of one family only', async () => {
+test('a SERVFAIL or REFUSED answer is an error answer, not unreachable', async () => {
   const c = newCluster();
   serveRight(admin, c);
   admin.fail(c.apiInt, 'servfail');
-  admin.fail(c.api, 'refused', 'AAAA');
   const { json } = await report(c);
   admin.fail(c.apiInt, null);
+  assert.is(rowFor(json, c.apiInt).verdict, 'error answer');
+  assert.is(rowFor(json, c.apiInt).detail, 'SERVFAIL (an error answer)');
+});
+
+test('one family refused: each family said on its own, the other one checked against its own addresses', async () => {
+  const c = newCluster({ api: ['10.0.0.10', '10.0.0.11', 'fd00::10'] });
+  serveRight(admin, c);
+  admin.fail(c.api, 'refused', 'AAAA');
+  const { json } = await report(c);
   admin.fail(c.api, null);
-  assert.is(rowFor(json, c.apiInt).verdict, 'unreachable');
-  assert.is(rowFor(json, c.apiInt).detail, 'SERVFAIL');
-  assert.is(rowFor(json, c.api).verdict, 'unreachable');
-  assert.is(rowFor(json, c.api).detail, 'AAAA: REFUSED');
+  const row = rowFor(json, c.api);
+  assert.is(row.verdict, 'error answer');
+  assert.is(row.detail, 'A: partial (lacks 10.0.0.11); AAAA: REFUSED (an error answer)');
+  assert.equal(row.answered, ['10.0.0.10']);
+});
+
+test('a server that does not answer at all is unreachable', async () => {
+  const c = newCluster();
+  const silent = await freePort();
+  const r = await runLbdns(['check-dns', ...c.flags, '--server', `127.0.0.1:${silent}`, '--timeout', '300ms', '--output', 'json']);
+  assert.is(r.code, 3, r.stderr);
+  assert.ok((JSON.parse(r.stdout) as Report).checks.every((x) => x.verdict === 'unreachable'), r.stdout);
 });
 
 test('--warn-only prints the same table but exits 0, with a warning on stderr', async () => {

@@ -103,7 +103,8 @@ const randomUnder = (zone: string): string => `lbdns-check-${Math.random().toStr
 function mismatchSummary(bad: readonly CheckRow[], total: number): string {
   const each = bad.map((r) => `${r.query} at ${r.server}: ${r.verdict}${r.detail ? ` (${r.detail})` : ''}`).join('; ');
   const advice = [
-    bad.some((r) => r.verdict !== 'unreachable') ? 'put the records "lbdns print-records" prints into these DNS servers' : '',
+    bad.some((r) => r.verdict !== 'unreachable' && r.verdict !== 'error answer') ? 'put the records "lbdns print-records" prints into these DNS servers' : '',
+    bad.some((r) => r.verdict === 'error answer') ? 'a server answered with an error (REFUSED, SERVFAIL): check that it serves these names to this client' : '',
     bad.some((r) => r.verdict === 'unreachable') ? 'check that the unreachable servers answer from here (address, firewall, their upstreams) or raise --timeout' : '',
   ].filter((s) => s !== '');
   return `${bad.length} of ${total} checks do not match the load balancers: ${each}. To fix: ${advice.join('; ')}`;

@@ -3,7 +3,7 @@ import { dnsErrorCode, TRANSIENT_DNS_ERRORS } from '../resolve/host-resolver.js'
 import { canonicalIp, sortUniqueIps } from '../grammar/ip.js';
 
 /** What one server's answers for one name amount to, compared with the LB addresses. */
-export type Verdict = 'ok' | 'missing' | 'wrong IP' | 'partial' | 'unreachable';
+export type Verdict = 'ok' | 'missing' | 'wrong IP' | 'partial' | 'error answer' | 'unreachable';
 
 export interface CheckTarget {
   /** The record the admin adds: `api.<domain>`, `*.apps.<domain>`. */
@@ -45,7 +45,7 @@ type Outcome =
   | { readonly kind: 'answer'; readonly values: readonly string[] }
   | { readonly kind: 'nxdomain' }
   | { readonly kind: 'nodata' }
-  | { readonly kind: 'failed'; readonly reason: string };
+  | { readonly kind: 'failed'; readonly reason: string; readonly answered: boolean };
 
 // Long enough for any sane chain, short enough to end a loop quickly.
 const MAX_CHAIN = 8;
@@ -60,8 +60,10 @@ async function ask(query: () => Promise<string[]>): Promise<Outcome> {
     if (code === 'ENOTFOUND') return { kind: 'nxdomain' };
     if (code === 'ENODATA') return { kind: 'nodata' };
     const known = TRANSIENT_DNS_ERRORS.get(code);
-    if (known !== undefined) return { kind: 'failed', reason: known.detail === undefined ? known.reason : `${known.reason} (${known.detail})` };
-    return { kind: 'failed', reason: code === 'UNKNOWN' ? String(err) : code };
+    // ETIMEOUT and ECONNREFUSED: no answer came; SERVFAIL, REFUSED and the rest: the server answered, with an error.
+    const answered = code !== 'ETIMEOUT' && code !== 'ECONNREFUSED';
+    if (known !== undefined) return { kind: 'failed', reason: known.detail === undefined ? known.reason : `${known.reason} (${known.detail})`, answered };
+    return { kind: 'failed', reason: code === 'UNKNOWN' ? String(err) : code, answered };
   }
 }
 
@@ -118,11 +120,20 @@ async function checkOne(server: string, target: CheckTarget, opts: DnsCheckOptio
       detail,
     });
 
-    // One family unanswered leaves the set unknown: claiming ok or missing would be a guess.
+    // One family without an answer leaves the set unknown: claiming ok or missing would be a
+    // guess. Each family is said on its own: what the other answered, against what it should.
     if (a.kind === 'failed' || aaaa.kind === 'failed') {
       const both = a.kind === 'failed' && aaaa.kind === 'failed' && a.reason === aaaa.reason;
-      const failures = both ? [a.reason] : [a.kind === 'failed' ? `A: ${a.reason}` : '', aaaa.kind === 'failed' ? `AAAA: ${aaaa.reason}` : ''].filter((s) => s !== '');
-      return row(addresses(a, aaaa), [], 'unreachable', failures.join('; '));
+      const family = (name: 'A' | 'AAAA', o: Outcome, v6: boolean): string => {
+        if (o.kind === 'failed') return `${name}: ${o.reason}${o.answered ? ' (an error answer)' : ''}`;
+        const expected = target.expected.filter((ip) => ip.includes(':') === v6);
+        const got = addresses(o);
+        const verdict = verdictOf(expected, got);
+        return `${name}: ${verdict === 'ok' || (expected.length === 0 && got.length === 0) ? 'ok' : `${verdict}${verdict === 'missing' ? '' : ` (${differences(expected, got)})`}`}`;
+      };
+      const detail = both ? (a.kind === 'failed' ? `${a.reason}${a.answered ? ' (an error answer)' : ''}` : '') : [family('A', a, false), family('AAAA', aaaa, true)].join('; ');
+      const noAnswer = (a.kind === 'failed' && !a.answered) || (aaaa.kind === 'failed' && !aaaa.answered);
+      return row(addresses(a, aaaa), [], noAnswer ? 'unreachable' : 'error answer', detail);
     }
 
     const cnames = await cnameChain(resolver, firstCname);
