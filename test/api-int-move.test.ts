@@ -14,6 +14,7 @@ import type { Endpoint } from '../lib/model.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dump as toYaml, load as parseYaml } from 'js-yaml';
 import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
+import { runLbdns } from './support/run-cli.js';
 import { API_VIP, DOMAIN, HNS, hostedNetServices, withOnPrem } from './support/on-prem-fixture.js';
 import { testCa, type TestCa } from './support/tls.js';
 
@@ -119,6 +120,34 @@ test('going back to the VIP is verified the same way', async () => {
   } finally {
     g.stop();
   }
+});
+
+test('a gate whose Corefile served the address asked for before (a move verified, then a restart) serves it at once, unprobed', () => {
+  const probed: string[] = [];
+  const gate = new ApiIntGate({ probe: async (ip) => void probed.push(ip), log: quiet, onSwitch: () => undefined, servedBefore: '10.0.0.50' });
+  assert.equal(gate.select('10.0.0.50', VIPS), [{ kind: 'ip', ip: '10.0.0.50' }]);
+  assert.equal(probed, []);
+  gate.stop();
+});
+
+test('a gate whose Corefile served another address than the one asked for starts from the VIP and verifies', () => {
+  const gate = new ApiIntGate({ probe: () => new Promise(() => undefined), log: quiet, onSwitch: () => undefined, servedBefore: '10.0.0.49' });
+  assert.equal(gate.select('10.0.0.50', VIPS), VIPS);
+  gate.stop();
+});
+
+test("on-prem, a pod restarted after a verified move serves the moved address from its first Corefile, though the address is not re-verified yet", async () => {
+  await withOnPrem({ switches: true }, async (c) => {
+    // 127.0.0.2: no kube-apiserver answers there, so only the Corefile on disk can say the move was verified.
+    await c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.2' }));
+    const first = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', '10.0.0.2']);
+    assert.is(first.code, 0, first.stderr);
+    assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_VIP}`], 'a first boot serves the VIP until the move is verified');
+    await writeFile(c.out, (await readFile(c.out, 'utf8')).replaceAll(`IN A ${API_VIP}"`, 'IN A 127.0.0.2"'));
+    const restarted = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', '10.0.0.2']);
+    assert.is(restarted.code, 0, restarted.stderr);
+    assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), ['A 127.0.0.2']);
+  });
 });
 
 test('on-prem, the monitor moves api-int to the address HostedNetServices asks for once an API server answers there, and not to one where none does', async () => {

@@ -202,7 +202,9 @@ async function apiIntGate(ctx: ClusterContext, log: Logger, schedule: () => void
   const ca = await clusterCa(ctx.kc);
   const serverName = `api-int.${ctx.spec.domain}`;
   const port = ctx.apiPort;
+  const servedBefore = (await servedAddresses(serverName, { ...ctx.raw, loadBalancers: {} })).addresses;
   return new ApiIntGate({
+    servedBefore: servedBefore.length === 1 ? servedBefore[0] : undefined,
     probe: (ip) =>
       ca === undefined
         ? Promise.reject(new ApiProbeError('tls', `the kubeconfig names no cluster CA to verify ${serverName} with, so no move of api-int can be checked`))

@@ -13,6 +13,11 @@ export interface ApiIntGateOptions {
   readonly onFailure?: (reason: string) => void;
   /** Retry delays of a failing probe. */
   readonly retry?: { readonly minMs: number; readonly maxMs: number };
+  /**
+   * The api-int address the Corefile already on this node serves: a move this node verified
+   * before its pod restarted. Served at once when it is still the address asked for.
+   */
+  readonly servedBefore?: string | undefined;
 }
 
 /** The VIPs of the Infrastructure: where api-int is served when no other address is asked for. */
@@ -23,7 +28,8 @@ const VIP = 'the API VIP';
  * (HostedNetServices `spec.dns.apiintIpAddress`) is served only once a kube-apiserver is proven
  * to answer there (TLS with the cluster CA for `api-int.<domain>`, then /readyz); until then the
  * address served before stays, the reason is logged and counted, and the probe is retried with
- * backoff. Going back to the VIP is verified the same way. A monitor starts from the VIP.
+ * backoff. Going back to the VIP is verified the same way. A restarted pod starts from the
+ * address its Corefile served when that is still the one asked for (verified then), else the VIP.
  */
 export class ApiIntGate {
   /** What api-int serves: an address that passed the probe, or VIP. */
@@ -34,8 +40,11 @@ export class ApiIntGate {
   private stopped = false;
   private readonly backoff: Backoff;
   private vipTarget: string | undefined;
+  /** Until the first select: see ApiIntGateOptions.servedBefore. */
+  private servedBefore: string | undefined;
 
   constructor(private readonly opts: ApiIntGateOptions) {
+    this.servedBefore = opts.servedBefore;
     this.backoff = new Backoff(() => this.verify(), { ...(opts.retry ?? { minMs: 1000, maxMs: 60_000 }), jitter: 0.2 });
   }
 
@@ -43,6 +52,10 @@ export class ApiIntGate {
   select(asked: string | undefined, vips: readonly Endpoint[]): readonly Endpoint[] {
     this.vipTarget = vips.flatMap((e) => (e.kind === 'ip' ? [e.ip] : []))[0];
     this.wanted = asked ?? VIP;
+    if (this.servedBefore !== undefined) {
+      if (asked !== undefined && asked === this.servedBefore) this.current = asked;
+      this.servedBefore = undefined;
+    }
     if (this.wanted === this.current) {
       this.backoff.cancel();
       this.verifying = undefined;
