@@ -19,7 +19,7 @@ export class RenderDnsmasqCommand extends ClusterCommand {
     2: 'as render-corefile, or --listen left at :53, where dnsmasq would forward the cluster to itself',
   };
 
-  out = Option.String('--out', { description: 'Where to write the drop-in, atomically (- or absent: stdout)' });
+  out = Option.String('--out', { description: 'Where to write the drop-in, atomically; the hosts file dnsmasq answers api-int from goes in a directory beside it (lbdns.conf: lbdns.hosts/)' });
 
   override checkFlags(): void {
     super.checkFlags();

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import { freePort } from './support/peers.js';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { Resolver } from 'node:dns/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ interface Dnsmasq {
 }
 
 /** dnsmasq answering on 127.0.0.1 with only the drop-in: no resolv.conf, no /etc/hosts. */
-async function startDnsmasq(dropIn: string): Promise<Dnsmasq> {
+async function startDnsmasq(dropIn: string, probe = 'api-int.c1.example.com'): Promise<Dnsmasq> {
   const port = await freePort();
   const args = ['--keep-in-foreground', `--conf-file=${dropIn}`, '--no-resolv', '--no-hosts', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--pid-file=', '--log-facility=-'];
   if (process.getuid?.() === 0) args.push('--user=root');
@@ -41,7 +41,7 @@ async function startDnsmasq(dropIn: string): Promise<Dnsmasq> {
   resolver.setServers([`127.0.0.1:${port}`]);
   await until('dnsmasq answers', async () => {
     if (child.exitCode !== null) throw new Error(`dnsmasq exited: ${stderr}`);
-    return resolver.resolve4(`api-int.c1.example.com`).then(() => true, () => false);
+    return resolver.resolve4(probe).then(() => true, () => false);
   });
   return {
     resolver,
@@ -130,17 +130,28 @@ test('render-dnsmasq refuses a CoreDNS left on :53, where dnsmasq would forward 
   });
 });
 
-test('the monitor keeps the drop-in current: api-int moving in the cluster moves it in dnsmasq', async () => {
+test('an api-int move in the cluster reaches the running dnsmasq within seconds, with no signal, and a move back too', async () => {
   await withDir(async (dir) => {
     const cluster = await startCluster();
     const dropIn = join(dir, 'lbdns.conf');
-    const monitor = await startMonitor(cluster, { flags: { listen: '127.0.0.1:5353' }, dnsmasqOut: dropIn });
+    const corednsPort = await freePort(); // CoreDNS is down: api-int must come from dnsmasq alone
+    const monitor = await startMonitor(cluster, { flags: { listen: `127.0.0.1:${corednsPort}` }, dnsmasqOut: dropIn });
+    let dnsmasq: Dnsmasq | undefined;
     try {
-      await until('the drop-in', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes(`host-record=api-int.${DOMAIN},${API_INT_IP},`));
+      await until('the drop-in', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes('hostsdir='));
+      dnsmasq = await startDnsmasq(dropIn, `api-int.${DOMAIN}`);
+      const served = dnsmasq;
+      const answer = async () => (await served.resolver.resolve4(`api-int.${DOMAIN}`).catch(() => [])).join();
+      await until('the running dnsmasq answers the LB', async () => (await answer()) === API_INT_IP);
+      const before = await readFile(dropIn, 'utf8');
       await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': '10.0.0.99' } });
-      await until('the drop-in follows', async () => (await readFile(dropIn, 'utf8')).includes(`host-record=api-int.${DOMAIN},10.0.0.99,`));
-      assert.not.ok((await readFile(dropIn, 'utf8')).includes(API_INT_IP));
+      await until('the running dnsmasq answers the new address', async () => (await answer()) === '10.0.0.99', 5000);
+      await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': API_INT_IP } });
+      await until('and the old one again', async () => (await answer()) === API_INT_IP, 5000);
+      assert.is(await readFile(dropIn, 'utf8'), before, 'the drop-in itself, which dnsmasq reads only at start, never changed');
+      assert.equal(await readdir(join(dir, 'lbdns.hosts')), ['api-int'], 'only the whole hosts file is ever in the watched directory');
     } finally {
+      await dnsmasq?.stop();
       await monitor.stop();
       await cluster.close();
     }

@@ -1,26 +1,22 @@
 import { EXIT } from '../errors.js';
-import { renderDnsmasq } from '../render/dnsmasq.js';
-import { writeFileAtomic } from '../sinks/atomic-write.js';
+import { ConfigError } from '../errors.js';
+import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
 
 export interface RenderDnsmasqOptions extends CommandInputs {
-  /** The drop-in's path; absent or '-': stdout. */
+  /** The drop-in's path; its hosts directory goes beside it. */
   readonly out: string | undefined;
   readonly cluster?: ClusterFlags | undefined;
 }
 
-/** The dnsmasq drop-in from the same inputs as the Corefile, written atomically and only when it changed. */
+/** The dnsmasq drop-in and its api-int hosts file, from the same inputs as the Corefile, each written atomically and only when it changed. */
 export async function renderDnsmasqCommand(opts: RenderDnsmasqOptions): Promise<number> {
   const log = loggerFor(opts.io);
+  if (opts.out === undefined || opts.out === '-') throw new ConfigError('--out is required: the drop-in names the hosts directory lbdns keeps beside it, for api-int');
   const state = await gatherOnce(opts, opts.cluster, log);
-  const text = renderDnsmasq(state.recordSet);
-  if (opts.out === undefined || opts.out === '-') {
-    opts.io.stdout.write(text);
-    return EXIT.ok;
-  }
-  const { written, path } = await writeFileAtomic(opts.out, text);
-  log.info(written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path });
+  const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet);
+  log.info(dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: dropIn.path, hosts: hosts.path });
   return EXIT.ok;
 }

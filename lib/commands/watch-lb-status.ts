@@ -1,6 +1,7 @@
 import { Backoff } from '../kube/backoff.js';
 import { writeFileAtomic } from '../sinks/atomic-write.js';
-import { checkDnsmasqListen, renderDnsmasq } from '../render/dnsmasq.js';
+import { checkDnsmasqListen } from '../render/dnsmasq.js';
+import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
@@ -165,8 +166,9 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     if (opts.dnsmasqOut !== undefined) {
       // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
       try {
-        const drop = await writeFileAtomic(opts.dnsmasqOut, renderDnsmasq(state.recordSet));
-        if (drop.written) log.info('dnsmasq drop-in written', { path: drop.path });
+        const drop = await writeDnsmasq(opts.dnsmasqOut, state.recordSet);
+        if (drop.dropIn.written) log.info('dnsmasq drop-in written', { path: drop.dropIn.path });
+        if (drop.hosts.written) log.info("dnsmasq's api-int hosts file written", { path: drop.hosts.path });
       } catch (err) {
         log.error('writing the dnsmasq drop-in failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
         return;

@@ -1,0 +1,43 @@
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { RecordSet } from '../model.js';
+import { renderDnsmasq, renderDnsmasqHosts } from '../render/dnsmasq.js';
+import { writeFileAtomic, type WriteResult } from './atomic-write.js';
+import { besideCorefile } from './weight-file-output.js';
+
+/** The directory the drop-in names as its `hostsdir`, beside it: `lbdns.conf` → `lbdns.hosts`. */
+export function dnsmasqHostsDir(dropIn: string): string {
+  return besideCorefile(dropIn, `${basename(dropIn).replace(/\.conf$/, '')}.hosts`);
+}
+
+const HOSTS_FILE = 'api-int';
+
+/**
+ * Puts the hosts file in place by a rename into the watched directory, only when it changed:
+ * dnsmasq reads every file of a `hostsdir`, so the file is made whole in a directory of its
+ * own beside it (a directory, which dnsmasq's conf-dir skips), then renamed in.
+ */
+async function writeHostsFile(dir: string, content: string): Promise<WriteResult> {
+  const target = join(dir, HOSTS_FILE);
+  const current = await readFile(target, 'utf8').catch(() => undefined);
+  if (current === content) return { written: false, path: target };
+  const staging = `${dir}.staging`;
+  await Promise.all([mkdir(dir, { recursive: true }), mkdir(staging, { recursive: true })]);
+  const { path: made } = await writeFileAtomic(join(staging, HOSTS_FILE), content);
+  await rename(made, target);
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { written: true, path: target };
+}
+
+/** The hosts file, then the drop-in that names its directory: dnsmasq finds the file whole when it starts. */
+export async function writeDnsmasq(dropIn: string, recordSet: RecordSet): Promise<{ readonly dropIn: WriteResult; readonly hosts: WriteResult }> {
+  const dir = dnsmasqHostsDir(dropIn);
+  await mkdir(dirname(dir), { recursive: true });
+  const hosts = await writeHostsFile(dir, renderDnsmasqHosts(recordSet));
+  return { hosts, dropIn: await writeFileAtomic(dropIn, renderDnsmasq(recordSet, dir)) };
+}
