@@ -128,12 +128,25 @@ test('the pod comes from POD_NAME and POD_NAMESPACE; without them there is no po
   assert.is(podFromEnv({ POD_NAME: 'p' }), undefined);
 });
 
-test('the monitor reports a DNSRecord name outside the cluster domain as a NameRefused Event on its pod', async () => {
-  const cluster = await startCluster();
+/** A monitor in the lbdns pod, as the downward API names it, on `cluster`; closes the cluster after. */
+async function asPod(cluster: ClusterFixture, body: () => Promise<void>): Promise<void> {
   const saved = { POD_NAME: process.env.POD_NAME, POD_NAMESPACE: process.env.POD_NAMESPACE };
   Object.assign(process.env, { POD_NAME: POD.name, POD_NAMESPACE: POD.namespace });
   try {
     await cluster.server.ensureNamespace(POD.namespace);
+    await body();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await cluster.close();
+  }
+}
+
+test('the monitor reports a DNSRecord name outside the cluster domain as a NameRefused Event on its pod', async () => {
+  const cluster = await startCluster();
+  await asPod(cluster, async () => {
     await cluster.server.create(dnsRecord('hijack', { dnsName: 'www.bank.example.', targets: ['10.0.9.9'] }));
     const monitor = await startMonitor(cluster);
     try {
@@ -144,21 +157,12 @@ test('the monitor reports a DNSRecord name outside the cluster domain as a NameR
     const event = (await eventsOf(cluster)).find((e) => e.reason === 'NameRefused');
     assert.equal(event?.involvedObject, POD);
     assert.match(event?.message ?? '', new RegExp(`dnsrecord ${DNSRECORD_NS}/hijack spec\\.dnsName: "www\\.bank\\.example\\." is outside the cluster domain`));
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await cluster.close();
-  }
+  });
 });
 
 test('a DNSPolicy whose excludeAddresses holds a CIDR that does not parse is not applied, with an Event on the policy in its namespace', async () => {
   const cluster = await startGatewayCluster();
-  const saved = { POD_NAME: process.env.POD_NAME, POD_NAMESPACE: process.env.POD_NAMESPACE };
-  Object.assign(process.env, { POD_NAME: POD.name, POD_NAMESPACE: POD.namespace });
-  try {
-    await cluster.server.ensureNamespace(POD.namespace);
+  await asPod(cluster, async () => {
     await cluster.server.create(gateway('gw', [{ name: 'http', hostname: `app.${ZONE}` }], [{ value: '192.0.2.10' }]));
     const policy = await cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }, { excludeAddresses: ['10.0.0.0/33'] }));
     await cluster.server.create(gateway('ok', [{ name: 'http', hostname: `ok.${ZONE}` }], [{ value: '192.0.2.20' }]));
@@ -177,13 +181,7 @@ test('a DNSPolicy whose excludeAddresses holds a CIDR that does not parse is not
     assert.is(event?.reason, 'SourceDataIgnored');
     assert.match(event?.message ?? '', /spec\.excludeAddresses\[0\]: "10\.0\.0\.0\/33" is not a CIDR; policy not applied/);
     assert.not.match(await readFile(zoneFile, 'utf8'), `app.${ZONE}`);
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await cluster.close();
-  }
+  });
 });
 
 test.run();
