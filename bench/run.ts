@@ -35,7 +35,7 @@ async function main(): Promise<number> {
   const m = await machine();
   const started = new Date();
   const command = names.length === 0 ? 'make bench' : `node --import tsx bench/run.ts ${names.join(' ')}`;
-  const env = ['BENCH_BUNDLE', 'BENCH_DNSPERF_SECONDS', 'BENCH_IDLE_SECONDS', 'BENCH_DRIFT_SECONDS', 'BENCH_COLD_RUNS', 'BENCH_API_RUNS'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
+  const env = ['BENCH_BUNDLE', 'BENCH_DNSPERF_SECONDS', 'BENCH_PROPAGATION_CHANGES', 'BENCH_IDLE_SECONDS', 'BENCH_DRIFT_SECONDS', 'BENCH_COLD_RUNS', 'BENCH_API_RUNS'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
   process.stdout.write(
     [
       `## lbdns benchmarks, ${started.toISOString().slice(0, 10)}`,

@@ -3,6 +3,7 @@ import { watchLbStatusCommand } from '../lib/commands/watch-lb-status.js';
 import { validatePath } from '../lib/grammar/validate.js';
 import { parseListenAddress } from '../lib/runtime/health-server.js';
 import { ClusterCommand } from './options.js';
+import { dnsmasqHostsDir } from '../lib/sinks/dnsmasq-output.js';
 
 export class WatchLbStatusCommand extends ClusterCommand {
   static override paths = [['watch-lb-status']];
@@ -25,7 +26,10 @@ export class WatchLbStatusCommand extends ClusterCommand {
   override checkFlags(): void {
     super.checkFlags();
     if (this.out !== undefined) validatePath('--out', this.out);
-    if (this.dnsmasqOut !== undefined) validatePath('--dnsmasq-out', this.dnsmasqOut);
+    if (this.dnsmasqOut !== undefined) {
+      validatePath('--dnsmasq-out', this.dnsmasqOut);
+      dnsmasqHostsDir(this.dnsmasqOut, '--dnsmasq-out');
+    }
     parseListenAddress(this.metricsAddr);
   }
 

@@ -122,6 +122,12 @@ test("with CoreDNS up, dnsmasq sends the cluster's other names to it", async () 
   });
 });
 
+test('render-dnsmasq refuses a relative --out at once, since the drop-in names the hosts directory beside it by its absolute path', async () => {
+  const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--listen', '127.0.0.1:5353', '--out', 'lbdns.conf']);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--out lbdns\.conf: the drop-in names the directory beside it that holds api-int's hosts file by its absolute path/);
+});
+
 test('render-dnsmasq refuses a CoreDNS left on :53, where dnsmasq would forward to itself', async () => {
   await withDir(async (dir) => {
     const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--out', join(dir, 'lbdns.conf')]);

@@ -1,6 +1,6 @@
 import { EXIT } from '../errors.js';
 import { ConfigError } from '../errors.js';
-import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
+import { dnsmasqHostsDir, writeDnsmasq } from '../sinks/dnsmasq-output.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
@@ -15,8 +15,9 @@ export interface RenderDnsmasqOptions extends CommandInputs {
 export async function renderDnsmasqCommand(opts: RenderDnsmasqOptions): Promise<number> {
   const log = loggerFor(opts.io);
   if (opts.out === undefined || opts.out === '-') throw new ConfigError('--out is required: the drop-in names the hosts directory lbdns keeps beside it, for api-int');
+  dnsmasqHostsDir(opts.out, '--out');
   const state = await gatherOnce(opts, opts.cluster, log);
-  const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet);
+  const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet, '--out');
   log.info(dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: dropIn.path, hosts: hosts.path });
   return EXIT.ok;
 }

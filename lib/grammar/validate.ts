@@ -160,7 +160,6 @@ export function validatePath(field: string, value: string): string {
   return value;
 }
 
-/** Route 53's continent codes, as Kuadrant's `GEO-<continent>` geo values use them. */
 /**
  * A geo code as Kuadrant's builder takes one: any code that makes a DNS label (it becomes
  * `<geo>.klb.<host>`), kept as written (`GEO-EU`, `IE`, `CAD`, `Eu-West`); `*` is the default geo.

@@ -71,7 +71,8 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
 
 /**
  * Runs the user's exec credential plugin once, at start: one that fails is a setting to fix,
- * not an outage to retry until --wait-timeout. client-node keeps the credential it printed.
+ * not an outage to retry until --wait-timeout. client-node keeps what it printed until the
+ * credential's expirationTimestamp, and runs it again after.
  */
 async function checkCredentialPlugin(kc: KubeConfig, path: string): Promise<void> {
   const user = kc.getCurrentUser();
@@ -81,12 +82,18 @@ async function checkCredentialPlugin(kc: KubeConfig, path: string): Promise<void
     await kc.applyToHTTPSOptions({});
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
+    // client-node reads the files the kubeconfig names (CA, client certificate) before it runs the plugin.
+    if (e.code !== undefined && e.path !== undefined && !e.syscall?.startsWith('spawn')) {
+      throw new ConfigError(`kubeconfig ${path}: cannot read ${quote(e.path)}, which it names (${e.code}); check the path and the volume mount`);
+    }
     const why =
       e instanceof SyntaxError
         ? `printed no ExecCredential JSON on stdout (${e.message})`
-        : e.code !== undefined
-          ? `cannot be run (${e.code})`
-          : `exited non-zero${e.message.trim() ? `, printing ${quote(e.message.trim().slice(0, 200))}` : ' and printed nothing on stderr'}`;
+        : e.syscall?.startsWith('spawn')
+          ? `cannot be run (${e.code ?? e.message})`
+          : e instanceof TypeError
+            ? `printed an ExecCredential without a status (${e.message})`
+            : `exited non-zero${e.message.trim() ? `, printing ${quote(e.message.trim().slice(0, 200))}` : ' and printed nothing on stderr'}`;
     throw new ConfigError(`kubeconfig ${path}: user ${quote(user.name)}: its exec credential plugin ${quote(command)} ${why}; fix the plugin or the kubeconfig`);
   }
 }

@@ -39,5 +39,6 @@ export function adminNames(spec: ClusterSpec, resolutions: ReadonlyMap<string, R
 /** Why a name has no address, for a log line or a comment the admin reads. */
 export function noAddressReason(n: AdminName): string {
   if (n.endpoints.length === 0) return `the cluster names no ${LB_DESCRIPTIONS[n.lb]} yet`;
-  return `its ${LB_DESCRIPTIONS[n.lb]} host name${n.unresolved.length > 1 ? 's' : ''} ${n.unresolved.join(', ')} did not resolve`;
+  const lb = n.viaInternal ? `${LB_DESCRIPTIONS['api-int']} (a private cluster has no external one)` : LB_DESCRIPTIONS[n.lb];
+  return `its ${lb} host name${n.unresolved.length > 1 ? 's' : ''} ${n.unresolved.join(', ')} did not resolve`;
 }

@@ -176,7 +176,8 @@ export function whyNotServed(spec: ClusterSpec, result: Pick<RecordSetResult, 'e
     const why = gateway.get(name);
     if (why !== undefined) return { name, reason: why };
     const lb = ROLE_TRAITS[spec.role].serves.find((l) => lbRecordName(l, spec.domain) === name);
-    if (lb === 'api' && spec.lbs.api.length === 0) return { name, reason: 'no external API load balancer (a private cluster has none)' };
+    if (lb === 'api' && lbEndpoints(spec, 'api').viaInternal) return { name, reason: 'its internal API load balancer (a private cluster has no external one) has no resolved address yet' };
+    if (lb === 'api' && spec.lbs.api.length === 0) return { name, reason: 'no external API load balancer (a private cluster has none), nor an internal one yet' };
     if (lb !== undefined && spec.lbs[lb].length === 0) return { name, reason: 'no load balancer known yet' };
     return { name, reason: 'its host names have no resolved address yet' };
   });

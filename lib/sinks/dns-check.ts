@@ -47,6 +47,9 @@ type Outcome =
   | { readonly kind: 'nodata' }
   | { readonly kind: 'failed'; readonly reason: string; readonly answered: boolean };
 
+/** c-ares codes of an answer whose rcode is an error. */
+const ERROR_ANSWERS = new Set(['ESERVFAIL', 'EREFUSED', 'ENOTIMP', 'EFORMERR', 'EBADRESP']);
+
 // Long enough for any sane chain, short enough to end a loop quickly.
 const MAX_CHAIN = 8;
 
@@ -60,8 +63,8 @@ async function ask(query: () => Promise<string[]>): Promise<Outcome> {
     if (code === 'ENOTFOUND') return { kind: 'nxdomain' };
     if (code === 'ENODATA') return { kind: 'nodata' };
     const known = TRANSIENT_DNS_ERRORS.get(code);
-    // ETIMEOUT and ECONNREFUSED: no answer came; SERVFAIL, REFUSED and the rest: the server answered, with an error.
-    const answered = code !== 'ETIMEOUT' && code !== 'ECONNREFUSED';
+    // The server answered, with an error rcode; anything else (a timeout, nothing listening, a local failure) is no answer.
+    const answered = ERROR_ANSWERS.has(code);
     if (known !== undefined) return { kind: 'failed', reason: known.detail === undefined ? known.reason : `${known.reason} (${known.detail})`, answered };
     return { kind: 'failed', reason: code === 'UNKNOWN' ? String(err) : code, answered };
   }

@@ -3,11 +3,18 @@ import { basename, dirname, join } from 'node:path';
 import type { RecordSet } from '../model.js';
 import { renderDnsmasq, renderDnsmasqHosts } from '../render/dnsmasq.js';
 import { writeFileAtomic, type WriteResult } from './atomic-write.js';
-import { besideCorefile } from './weight-file-output.js';
+import { ConfigError } from '../errors.js';
 
-/** The directory the drop-in names as its `hostsdir`, beside it: `lbdns.conf` → `lbdns.hosts`. */
-export function dnsmasqHostsDir(dropIn: string): string {
-  return besideCorefile(dropIn, `${basename(dropIn).replace(/\.conf$/, '')}.hosts`);
+/**
+ * The directory the drop-in names as its `hostsdir`, beside it: `lbdns.conf` → `lbdns.hosts`.
+ * Named in the drop-in by its absolute path, on a line of its own: `flag` is refused unless
+ * the drop-in's path is absolute and plain.
+ */
+export function dnsmasqHostsDir(dropIn: string, flag: string): string {
+  if (!dropIn.startsWith('/') || !/^[A-Za-z0-9._/-]+$/.test(dropIn)) {
+    throw new ConfigError(`${flag} ${dropIn}: the drop-in names the directory beside it that holds api-int's hosts file by its absolute path, so ${flag} must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
+  }
+  return join(dirname(dropIn), `${basename(dropIn).replace(/\.conf$/, '')}.hosts`);
 }
 
 const HOSTS_FILE = 'api-int';
@@ -35,8 +42,8 @@ async function writeHostsFile(dir: string, content: string): Promise<WriteResult
 }
 
 /** The hosts file, then the drop-in that names its directory: dnsmasq finds the file whole when it starts. */
-export async function writeDnsmasq(dropIn: string, recordSet: RecordSet): Promise<{ readonly dropIn: WriteResult; readonly hosts: WriteResult }> {
-  const dir = dnsmasqHostsDir(dropIn);
+export async function writeDnsmasq(dropIn: string, recordSet: RecordSet, flag: string): Promise<{ readonly dropIn: WriteResult; readonly hosts: WriteResult }> {
+  const dir = dnsmasqHostsDir(dropIn, flag);
   await mkdir(dirname(dir), { recursive: true });
   const hosts = await writeHostsFile(dir, renderDnsmasqHosts(recordSet));
   return { hosts, dropIn: await writeFileAtomic(dropIn, renderDnsmasq(recordSet, dir)) };

@@ -65,7 +65,8 @@ function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address:
     const text = typeof item === 'string' ? item : String(item);
     const slash = text.indexOf('/');
     if (slash < 0) {
-      exact.add(canonicalIp(text) ?? text);
+      // Host names as the Gateway's addresses hold them: lower case, no trailing dot.
+      exact.add(canonicalIp(text) ?? text.toLowerCase().replace(/\.$/, ''));
       continue;
     }
     const ip = canonicalIp(text.slice(0, slash));

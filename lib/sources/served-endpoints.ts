@@ -51,7 +51,7 @@ export function servedEndpoints(given: readonly KuadrantEndpoint[]): Served {
   const endpoints = forms.map((f, i) => {
     const e = given[i] as KuadrantEndpoint;
     if (e.recordType !== 'CNAME' || e.setIdentifier !== '' || !addressed.has(e.dnsName)) return f.endpoints;
-    notes[i] = `${e.dnsName} also has an A record, and a CNAME cannot share a name: not served (the addresses are)`;
+    notes[i] = `${e.dnsName} also has address records, and a CNAME cannot share a name: not served (the addresses are)`;
     return [];
   });
   return { endpoints, notes };
