@@ -9,6 +9,8 @@
  * - machineconfigs/99-<role>-lbdns.yaml: for the Machine Config Operator, every file a node
  *   of the role needs: its static pod, and the node/ tree (paths under manifests/node/ are
  *   the paths on the node; an executable source is placed 0755, any other 0644).
+ * - byo/: bring your own DNS, whose servers answer api and api-int: the control-plane pod with
+ *   --role=apps-only on every node, and its MachineConfigs.
  */
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -46,6 +48,20 @@ export function workerPod(controlPlane: string): string {
     '# (rbac.yaml binds the group system:nodes, which workers are in too). Why each volume,\n' +
     '# identity and setting: see static-pod-control-plane.yaml.\n' +
     body.replaceAll('--role=control-plane', '--role=worker')
+  );
+}
+
+/** The control-plane pod as a bring-your-own-DNS cluster runs it on every node: `*.apps` only. */
+export function appsOnlyPod(controlPlane: string): string {
+  const body = controlPlane.replace(/^(#.*\n)+/, '');
+  if (!/--role=control-plane\b/.test(body)) throw new Error(`${MACHINE_ROLES.master}: no --role=control-plane to turn into --role=apps-only`);
+  return (
+    GENERATED(MACHINE_ROLES.master) +
+    '# Static pod for every node of a cluster whose own DNS servers answer api and api-int (bring\n' +
+    '# your own DNS): this CoreDNS answers *.apps, node names and forwards the rest, api and\n' +
+    '# api-int included, to the node\'s upstreams; nothing here needs api-int. Why each volume,\n' +
+    '# identity and setting: see static-pod-control-plane.yaml.\n' +
+    body.replaceAll('--role=control-plane', '--role=apps-only')
   );
 }
 
@@ -120,9 +136,11 @@ function nodeTree(dir = join(MANIFEST_DIR, NODE_TREE)): NodeFile[] {
     });
 }
 
-/** Every file a node of `role` gets, sorted by path. */
-export function nodeFiles(role: MachineRole, sources: ReadonlyMap<string, string> = new Map()): NodeFile[] {
-  const pod = MACHINE_ROLES[role];
+/** The bring-your-own-DNS variant: one pod for every node. */
+export const BYO_POD = 'byo/static-pod-apps-only.yaml';
+
+/** Every file a node of `role` gets, sorted by path; `pod`: the static pod it runs. */
+export function nodeFiles(role: MachineRole, sources: ReadonlyMap<string, string> = new Map(), pod: string = MACHINE_ROLES[role]): NodeFile[] {
   const contents = sources.get(pod) ?? read(pod);
   return [{ path: STATIC_POD_PATH, source: pod, mode: 0o644, contents }, ...nodeTree()].sort((a, b) => (a.path < b.path ? -1 : 1));
 }
@@ -130,8 +148,8 @@ export function nodeFiles(role: MachineRole, sources: ReadonlyMap<string, string
 /** A file's contents as Ignition takes them inline: a base64 data URL. */
 export const dataUrl = (text: string): string => `data:text/plain;charset=utf-8;base64,${Buffer.from(text, 'utf8').toString('base64')}`;
 
-export function machineConfig(role: MachineRole, sources: ReadonlyMap<string, string> = new Map()): string {
-  const files = nodeFiles(role, sources);
+export function machineConfig(role: MachineRole, sources: ReadonlyMap<string, string> = new Map(), pod: string = MACHINE_ROLES[role]): string {
+  const files = nodeFiles(role, sources, pod);
   const object = {
     apiVersion: 'machineconfiguration.openshift.io/v1',
     kind: 'MachineConfig',
@@ -155,6 +173,8 @@ export function generatedManifests(): Map<string, string> {
   out.set(MACHINE_ROLES.worker, workerPod(read(MACHINE_ROLES.master)));
   for (const platform of PLATFORMS) out.set(`platform/${platform.toLowerCase()}.yaml`, platformRbac(platform));
   for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) out.set(`machineconfigs/99-${role}-lbdns.yaml`, machineConfig(role, out));
+  out.set(BYO_POD, appsOnlyPod(read(MACHINE_ROLES.master)));
+  for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) out.set(`byo/machineconfigs/99-${role}-lbdns.yaml`, machineConfig(role, out, BYO_POD));
   return out;
 }
 

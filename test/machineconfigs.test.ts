@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load as parseYaml } from 'js-yaml';
-import { generatedManifests, MACHINE_ROLES, MANIFEST_DIR, nodeFiles, STATIC_POD_PATH, type MachineRole } from '../scripts/manifests.js';
+import { BYO_POD, generatedManifests, MACHINE_ROLES, MANIFEST_DIR, nodeFiles, STATIC_POD_PATH, type MachineRole } from '../scripts/manifests.js';
 import { sharedApiServer } from './support/apiserver.js';
 import type { KubeObject } from './support/kube-api-server.js';
 
@@ -24,7 +24,7 @@ interface MachineConfig extends KubeObject {
   readonly spec: { readonly config: { readonly ignition: { readonly version: string }; readonly storage: { readonly files: readonly { path: string; mode: number; overwrite: boolean; contents: { source: string } }[] } } };
 }
 
-const machineConfig = async (role: MachineRole): Promise<MachineConfig> => parseYaml(await readFile(join(MANIFEST_DIR, `machineconfigs/99-${role}-lbdns.yaml`), 'utf8')) as MachineConfig;
+const machineConfig = async (role: MachineRole, variant = ''): Promise<MachineConfig> => parseYaml(await readFile(join(MANIFEST_DIR, `${variant}machineconfigs/99-${role}-lbdns.yaml`), 'utf8')) as MachineConfig;
 
 test('every derived manifest is what `make manifests` generates from its sources', async () => {
   for (const [file, text] of generatedManifests()) {
@@ -35,10 +35,12 @@ test('every derived manifest is what `make manifests` generates from its sources
 test('the real kube-apiserver accepts each MachineConfig under the real MachineConfig CRD (server-side apply, dry run, strict)', async () => {
   const server = await sharedApiServer();
   await server.reset();
-  for (const role of ROLES) {
-    const applied = await server.dryRunApply<MachineConfig>(await machineConfig(role));
-    assert.is(applied.metadata?.labels?.['machineconfiguration.openshift.io/role'], role);
-    assert.is(applied.spec.config.storage.files.length, nodeFiles(role).length, 'no file pruned');
+  for (const variant of ['', 'byo/']) {
+    for (const role of ROLES) {
+      const applied = await server.dryRunApply<MachineConfig>(await machineConfig(role, variant));
+      assert.is(applied.metadata?.labels?.['machineconfiguration.openshift.io/role'], role);
+      assert.is(applied.spec.config.storage.files.length, nodeFiles(role).length, 'no file pruned');
+    }
   }
 });
 
@@ -56,6 +58,15 @@ test("each MachineConfig's Ignition files decode to the role's static pod and th
     const pod = decoded.find((f) => f.path === STATIC_POD_PATH);
     assert.is(pod?.contents, await readFile(join(MANIFEST_DIR, MACHINE_ROLES[role]), 'utf8'));
     assert.is(decoded.find((f) => f.path.endsWith('30-lbdns-resolv-prepender'))?.mode, 0o755);
+  }
+});
+
+test("the bring-your-own-DNS MachineConfigs give masters and workers the apps-only pod and the same node files", async () => {
+  for (const role of ROLES) {
+    const mc = await machineConfig(role, 'byo/');
+    const decoded = mc.spec.config.storage.files.map((f) => ({ path: f.path, contents: Buffer.from(f.contents.source.split(',')[1] ?? '', 'base64').toString('utf8') }));
+    assert.equal(decoded.map((f) => f.path), nodeFiles(role).map((f) => f.path));
+    assert.is(decoded.find((f) => f.path === STATIC_POD_PATH)?.contents, await readFile(join(MANIFEST_DIR, BYO_POD), 'utf8'));
   }
 });
 

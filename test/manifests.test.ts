@@ -7,6 +7,9 @@ import { WatchLbStatusCommand } from '../cmd/watch-lb-status.js';
 import { ConfigError, ValidationError } from '../lib/errors.js';
 import { parseListenAddress } from '../lib/runtime/health-server.js';
 import { DEFAULTS } from '../lib/model.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { load as parseYaml } from 'js-yaml';
 import { sharedApiServer } from './support/apiserver.js';
 import type { KubeObject } from './support/kube-api-server.js';
 import {
@@ -14,9 +17,11 @@ import {
   describe,
   lbdnsContainers,
   loadManifests,
+  MANIFEST_DIR,
   mountOf,
   workloads,
   type Container,
+  type Manifest,
   type ContainerRef,
   type HttpProbe,
   type Workload,
@@ -168,6 +173,15 @@ test('the bootstrap pod renders and monitors as bootstrap with the same inputs, 
 test('the worker pod is the control-plane pod with --role=worker', () => {
   assert.equal(lbdnsIn(worker).map((c) => c.parsed.role), ['worker', 'worker']);
   const asControlPlane = JSON.parse(JSON.stringify(worker.spec).replaceAll('--role=worker', '--role=control-plane')) as unknown;
+  assert.equal(asControlPlane, JSON.parse(JSON.stringify(controlPlane.spec)));
+});
+
+test("the bring-your-own-DNS pod is the control-plane pod with --role=apps-only, which never needs api-int", async () => {
+  const object = parseYaml(await readFile(join(MANIFEST_DIR, 'byo/static-pod-apps-only.yaml'), 'utf8')) as Manifest['object'];
+  const [byo] = workloads([{ file: 'byo/static-pod-apps-only.yaml', object }]);
+  assert.ok(byo);
+  assert.equal(lbdnsContainers([byo]).map((ref) => parseArgs(argsOf(ref)).role), ['apps-only', 'apps-only']);
+  const asControlPlane = JSON.parse(JSON.stringify(byo.spec).replaceAll('--role=apps-only', '--role=control-plane')) as unknown;
   assert.equal(asControlPlane, JSON.parse(JSON.stringify(controlPlane.spec)));
 });
 
