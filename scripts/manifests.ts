@@ -58,8 +58,8 @@ export function appsOnlyPod(controlPlane: string): string {
   return (
     GENERATED(MACHINE_ROLES.master) +
     '# Static pod for every node of a cluster whose own DNS servers answer api and api-int (bring\n' +
-    '# your own DNS): this CoreDNS answers *.apps, node names and forwards the rest, api and\n' +
-    '# api-int included, to the node\'s upstreams; nothing here needs api-int. Why each volume,\n' +
+    '# your own DNS): this CoreDNS answers *.apps and forwards the rest, api and api-int\n' +
+    '# included, to the node\'s upstreams; nothing here needs api-int. Why each volume,\n' +
     '# identity and setting: see static-pod-control-plane.yaml.\n' +
     body.replaceAll('--role=control-plane', '--role=apps-only')
   );
