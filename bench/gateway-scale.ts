@@ -17,27 +17,17 @@ import { specFromConfig } from '../lib/inputs/spec.js';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
 import { DEFAULTS, type RecordSet } from '../lib/model.js';
 import type { KubeObject } from '../test/support/kube-api-server.js';
-import { answerOf, startCoreDns, type CoreDns } from '../test/support/coredns.js';
+import { startCoreDns, type CoreDns } from '../test/support/coredns.js';
 import { freePort } from '../test/support/peers.js';
 import { fileId } from '../test/support/cluster-fixture.js';
 import { dnsPolicy, gateway, KUBE_SYSTEM, NS, startFakeGatewayCluster, ZONE } from '../test/support/gateway-fixture.js';
-import { CorefileWatcher, ROOT, figure, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
+import { CorefileWatcher, ROOT, figure, firstAnswer, median, mergePatch, ms, mib, percentile, procStats, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
 const GATEWAYS = 200;
 const LISTENERS = 50;
 const CHANGES = 50;
 const TARGETS = { renderMs: 100, patchP99Ms: 200, answerP99Ms: 3000, rssMiB: 120 } as const;
 
-/** When CoreDNS first answers `name` with `ip`, asked every 10 ms. */
-async function answered(dns: CoreDns, name: string, ip: string, timeoutMs: number): Promise<number> {
-  const until = performance.now() + timeoutMs;
-  for (;;) {
-    const answer = await answerOf(dns, name, 'A').catch(() => []);
-    if (answer.some((rr) => rr.endsWith(` A ${ip}`))) return performance.now();
-    if (performance.now() > until) throw new Error(`CoreDNS did not answer ${name} with ${ip} within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
 
 const host = (g: number, l: number): string => `h${l}.g${g}.${ZONE}`;
 const address = (g: number, round = 0): string => `10.${100 + round}.${Math.floor(g / 250)}.${(g % 250) + 1}`;
@@ -145,7 +135,7 @@ async function run(): Promise<BenchResult> {
       const start = performance.now();
       await mergePatch(cluster.server.url, `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways/g0/status`, { status: { addresses: [{ type: 'IPAddress', value: ip }] } });
       latencies.push((await written).at - start);
-      answers.push((await answered(dns, host(0, 0), ip, 20_000)) - start);
+      answers.push((await firstAnswer(dns, host(0, 0), ip, 20_000)) - start);
     }
     const p99 = percentile(latencies, 99);
     const answerP99 = percentile(answers, 99);

@@ -5,9 +5,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { DOMAIN, ROUTER, startCluster } from '../test/support/cluster-fixture.js';
-import { answerOf, startCoreDns, type CoreDns } from '../test/support/coredns.js';
+import { startCoreDns, type CoreDns } from '../test/support/coredns.js';
 import { freePort } from '../test/support/peers.js';
-import { CorefileWatcher, figure, median, ms, percentile, progress, sleep, spawnMonitor, type Bench, type BenchResult } from './support.js';
+import { CorefileWatcher, figure, firstAnswer, median, ms, percentile, progress, spawnMonitor, type Bench, type BenchResult } from './support.js';
 
 const CHANGES = Number(process.env.BENCH_PROPAGATION_CHANGES ?? 50);
 const TARGET_P50_MS = 50;
@@ -18,16 +18,6 @@ const TARGET_ANSWER_P99_MS = 3500;
 /** A different ingress IP per change, so every change must reach the file. */
 const ingressIp = (i: number): string => `10.0.${2 + Math.floor(i / 250)}.${(i % 250) + 1}`;
 
-/** When CoreDNS first answers a name under apps with `ip`, asked every 10 ms. */
-async function answered(dns: CoreDns, name: string, ip: string, timeoutMs: number): Promise<number> {
-  const until = performance.now() + timeoutMs;
-  for (;;) {
-    const answer = await answerOf(dns, name, 'A').catch(() => []);
-    if (answer.some((rr) => rr.endsWith(` A ${ip}`))) return performance.now();
-    if (performance.now() > until) throw new Error(`CoreDNS did not answer ${name} with ${ip} within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
 
 async function run(): Promise<BenchResult> {
   const cluster = await startCluster();
@@ -51,7 +41,7 @@ async function run(): Promise<BenchResult> {
       const start = performance.now();
       await cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip }] } });
       toFile.push((await written).at - start);
-      toAnswer.push((await answered(dns, name, ip, 10_000)) - start);
+      toAnswer.push((await firstAnswer(dns, name, ip, 10_000)) - start);
     }
     const p50 = median(toFile);
     const p99 = percentile(toFile, 99);

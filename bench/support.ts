@@ -10,6 +10,7 @@ import { Agent, request } from 'node:http';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { answerOf } from '../test/support/coredns.js';
 import { fileURLToPath } from 'node:url';
 import { UPSTREAM } from '../test/support/cluster-fixture.js';
 
@@ -332,4 +333,15 @@ export function mergePatch(serverUrl: string, path: string, body: unknown): Prom
 
 export function closeHttpAgent(): void {
   agent.destroy();
+}
+
+/** When `dns` first answers `name` A with `ip`, asked every 10 ms (performance.now()). */
+export async function firstAnswer(dns: { host: string; port: number }, name: string, ip: string, timeoutMs: number): Promise<number> {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const answer = await answerOf(dns, name, 'A').catch(() => []);
+    if (answer.some((rr) => rr.endsWith(` A ${ip}`))) return performance.now();
+    if (performance.now() > until) throw new Error(`CoreDNS did not answer ${name} with ${ip} within ${timeoutMs} ms`);
+    await sleep(10);
+  }
 }

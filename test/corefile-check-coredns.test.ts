@@ -15,6 +15,7 @@ import { checkCorefile } from '../lib/render/corefile-check.js';
 import { RenderError } from '../lib/errors.js';
 import { freePort, peerBinary, startPeer, waitForOutput } from './support/peers.js';
 import { query } from './support/coredns.js';
+import { GOOD, replaced } from './support/corefile-fixture.js';
 
 const GOLDEN = new URL('./golden/', import.meta.url);
 
@@ -64,47 +65,21 @@ test('every golden Corefile the check passes, real CoreDNS loads and answers fro
   }
 });
 
-/** A small Corefile in the shipped shape; each case breaks one thing in it. */
-const GOOD = `. {
-    errors
-    template IN A api.c1.example.com {
-        match ^api\\.c1\\.example\\.com\\.$
-        answer "{{ .Name }} 60 IN A 10.0.0.10"
-        fallthrough
-    }
-    hosts {
-        10.0.0.5 master-0 master-0.c1.example.com
-        ttl 60
-        fallthrough
-    }
-    forward . 10.0.0.2 10.0.0.3 {
-        policy sequential
-    }
-    cache 30
-    reload 2s 1s
-}
-`;
-
-const broken = (from: string, to: string): string => {
-  assert.ok(GOOD.includes(from), from);
-  return GOOD.replace(from, to);
-};
-
 /** `misread`: what CoreDNS printed when it loaded the file as something else than written. */
 const CASES: readonly { readonly what: string; readonly text: string; readonly misread?: RegExp }[] = [
   { what: 'a block that is never closed', text: GOOD.replace(/\}\n$/, '') },
   { what: 'a closing brace with no block to close', text: `${GOOD}}\n`, misread: /^\}\.:53$/m },
-  { what: 'an unterminated quoted string', text: broken('    cache 30\n', '    cache 30 "unterminated\n') },
-  { what: '16 forward upstreams', text: broken('forward . 10.0.0.2 10.0.0.3', `forward . ${Array.from({ length: 16 }, (_, i) => `10.9.0.${i + 1}`).join(' ')}`) },
-  { what: 'a reload interval of 1s', text: broken('reload 2s 1s', 'reload 1s') },
-  { what: 'a reload jitter of 0s', text: broken('reload 2s 1s', 'reload 2s 0s') },
-  { what: 'a hosts ttl over 65535', text: broken('        ttl 60\n', '        ttl 65536\n') },
-  { what: 'a hosts entry after fallthrough', text: broken('        fallthrough\n    }\n    forward', '        fallthrough\n        10.0.0.6 master-1\n    }\n    forward') },
-  { what: 'a lower-case template class', text: broken('template IN A api', 'template in A api') },
-  { what: 'a regex that does not compile', text: broken('match ^api\\.c1', 'match ^(api\\.c1') },
-  { what: 'a second hosts block in one server block', text: broken('    cache 30\n', '    cache 30\n    hosts {\n        10.0.0.6 master-1\n    }\n') },
-  { what: 'a second cache', text: broken('    cache 30\n', '    cache 30\n    cache 60\n') },
-  { what: 'a misspelt directive', text: broken('    cache 30\n', '    cahce 30\n') },
+  { what: 'an unterminated quoted string', text: replaced('    cache 30\n', '    cache 30 "unterminated\n') },
+  { what: '16 forward upstreams', text: replaced('forward . 10.0.0.2 10.0.0.3', `forward . ${Array.from({ length: 16 }, (_, i) => `10.9.0.${i + 1}`).join(' ')}`) },
+  { what: 'a reload interval of 1s', text: replaced('reload 2s 1s', 'reload 1s') },
+  { what: 'a reload jitter of 0s', text: replaced('reload 2s 1s', 'reload 2s 0s') },
+  { what: 'a hosts ttl over 65535', text: replaced('        ttl 60\n', '        ttl 65536\n') },
+  { what: 'a hosts entry after fallthrough', text: replaced('        fallthrough\n    }\n    forward', '        fallthrough\n        10.0.0.6 master-1\n    }\n    forward') },
+  { what: 'a lower-case template class', text: replaced('template IN A api', 'template in A api') },
+  { what: 'a regex that does not compile', text: replaced('match ^api\\.c1', 'match ^(api\\.c1') },
+  { what: 'a second hosts block in one server block', text: replaced('    cache 30\n', '    cache 30\n    hosts {\n        10.0.0.6 master-1\n    }\n') },
+  { what: 'a second cache', text: replaced('    cache 30\n', '    cache 30\n    cache 60\n') },
+  { what: 'a misspelt directive', text: replaced('    cache 30\n', '    cahce 30\n') },
 ];
 
 for (const c of CASES) {

@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { GOOD, replaced } from './support/corefile-fixture.js';
 import * as assert from 'uvu/assert';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -13,37 +14,6 @@ import { specFromConfig } from '../lib/inputs/spec.js';
 import { builtinTemplate } from '../lib/render/templates.js';
 
 const GOLDEN_DIR = fileURLToPath(new URL('./golden/', import.meta.url));
-
-/** A small Corefile in the shipped shape; each test breaks one thing in it. */
-const GOOD = `. {
-    errors
-    template IN A api.c1.example.com {
-        match ^api\\.c1\\.example\\.com\\.$
-        answer "{{ .Name }} 60 IN A 10.0.0.10"
-        fallthrough
-    }
-    template IN AAAA api.c1.example.com {
-        match ^api\\.c1\\.example\\.com\\.$
-        answer "{{ .Name }} 60 IN AAAA fd00::10"
-        fallthrough
-    }
-    hosts {
-        10.0.0.5 master-0 master-0.c1.example.com
-        ttl 60
-        fallthrough
-    }
-    forward . 10.0.0.2 10.0.0.3 {
-        policy sequential
-    }
-    cache 30
-    reload 2s 1s
-}
-`;
-
-function replaced(from: string, to: string): string {
-  assert.ok(GOOD.includes(from), `fixture contains ${JSON.stringify(from)}`);
-  return GOOD.replace(from, to);
-}
 
 function rejects(text: string, message: RegExp): void {
   try {
