@@ -32,6 +32,7 @@ import {
   type RunningMonitor,
 } from './support/cluster-fixture.js';
 import { withDnsServer } from './support/dns-server.js';
+import { freePort } from './support/peers.js';
 import type { PolicyRule } from './support/kube-api-server.js';
 import { runLbdns } from './support/run-cli.js';
 
@@ -324,6 +325,24 @@ test('/healthz answers at once; /readyz is 503 until the first complete render, 
     await firstRender(c);
     await until('/readyz 200', async () => (await get('/readyz')) === 200);
     assert.is(await get('/healthz'), 200);
+  });
+});
+
+test("another DNS server on the port CoreDNS is to use is found: /readyz 503 naming the address, an error logged, and ready again once it is gone", async () => {
+  await withDnsServer(async (other) => {
+    const healthPort = await freePort(); // this pod's CoreDNS is not running: nothing answers its health
+    await withMonitor({ monitor: { flags: { listen: `127.0.0.1:${other.port}`, healthPort: String(healthPort) } } }, async (c, m) => {
+      await firstRender(c);
+      const readyz = async () => {
+        const res = await fetch(`http://${m.health}/readyz`);
+        return { status: res.status, body: await res.text() };
+      };
+      await until('the conflict found', async () => (await readyz()).status === 503, 20_000);
+      assert.match((await readyz()).body, `another DNS server answers at 127.0.0.1:${other.port}, the address it is to listen on`);
+      assert.ok(m.logs().some((l) => l.level === 'error' && String(l.msg).startsWith('CoreDNS is not running, and another DNS server answers')));
+      await other.close();
+      await until('ready again', async () => (await readyz()).status === 200, 20_000);
+    });
   });
 });
 

@@ -6,7 +6,8 @@ import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
 import { createMetrics } from '../runtime/metrics.js';
-import { podEventSink } from '../runtime/events.js';
+import { EVENT_REASONS, podEventSink } from '../runtime/events.js';
+import { PortGuard } from '../runtime/port-guard.js';
 import { DEFAULTS, type Endpoint, type RecordSet } from '../model.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../runtime/log.js';
@@ -33,6 +34,9 @@ export interface WatchLbStatusOptions extends CommandInputs, LongRunningOptions 
   /** This node's name, for the VIP owners on-prem; default the NODE_NAME environment variable. */
   readonly nodeName?: string | undefined;
 }
+
+/** How often the monitor looks whether another DNS server holds CoreDNS's port (twice in a row makes a conflict). */
+const PORT_CHECK_MS = 5000;
 
 /** Interfaces change without an API event: how often a node looks again whether it holds a VIP. */
 const VIP_CHECK_MS = 30_000;
@@ -102,12 +106,14 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   let waitingSince: string | undefined = new Date().toISOString();
   let started: Monitor | undefined;
   let vipOwners: ReturnType<typeof vipOwnerReporter> | undefined;
+  let portGuard: PortGuard | undefined;
   const detail = () =>
     waitingSince !== undefined
       ? [`waiting for the API server since ${waitingSince}; the Corefile on disk, if any, is served as it is`]
-      : [...withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`), ...(started?.apiInt ? [started.apiInt.describe()] : [])];
+      : [...(portGuard?.conflict() ? [portGuard.conflict() as string] : []), ...withheld.map((w) => `not served (forwarded upstream): ${w.name}: ${w.reason}`), ...(started?.apiInt ? [started.apiInt.describe()] : [])];
+  const ready = () => onDisk && portGuard?.conflict() === undefined;
   // Up before the cluster is read: on a cold cluster the probes see a live, not yet ready monitor.
-  const health = await startHealthServer(opts.metricsAddr, metrics, () => onDisk, 'no complete Corefile written yet', detail);
+  const health = await startHealthServer(opts.metricsAddr, metrics, ready, 'no complete Corefile written yet, or CoreDNS cannot take its port', detail);
   opts.onListening?.(health.address);
   // The monitor waits for the API server as long as it takes: after a full cluster shutdown
   // it is the one that must be there when the API comes back, and exiting would only restart it.
@@ -125,6 +131,20 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   if (opts.dnsmasqOut !== undefined) checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
   const template = await loadTemplate(ctx.raw.template);
   const events = podEventSink(ctx.kc, log);
+  portGuard = new PortGuard({
+    healthUrl: `http://127.0.0.1:${ctx.spec.healthPort ?? DEFAULTS.healthPort}/health`,
+    listen: ctx.spec.listen ?? DEFAULTS.listen,
+    intervalMs: PORT_CHECK_MS,
+    onChange: (conflict) => {
+      if (conflict === undefined) {
+        log.info('CoreDNS port conflict over');
+        return;
+      }
+      log.error(conflict, { listen: ctx.spec.listen ?? DEFAULTS.listen });
+      events.emit({ type: 'Warning', reason: EVENT_REASONS.portInUse, message: conflict });
+    },
+  });
+  portGuard.start();
   const gatewayFiles = ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined;
 
   let lastSet: RecordSet | undefined;
@@ -224,6 +244,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   writeRetry.cancel();
   resolvWatch?.close();
   vipOwners?.stop();
+  portGuard.stop();
   await Promise.all([monitor.stop(), health.close()]);
   await events.close();
   if (typeof ending !== 'string') throw ending;

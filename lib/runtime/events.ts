@@ -24,6 +24,8 @@ export const EVENT_REASONS = {
   watchFailed: 'WatchFailed',
   /** The API server refused a status publish. */
   publishRefused: 'PublishRefused',
+  /** Another DNS server holds the port CoreDNS is to listen on. */
+  portInUse: 'CoreDNSPortInUse',
 } as const;
 
 export type EventReason = (typeof EVENT_REASONS)[keyof typeof EVENT_REASONS];
