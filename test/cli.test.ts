@@ -123,6 +123,14 @@ test('--diff against a file that does not exist shows every line as added and cr
   assert.equal(await readdir(dir), []);
 });
 
+test('display --example --gateway-zone shows the example Gateways\' endpoints as Kuadrant builds them, offline', async () => {
+  const r = await runLbdns(['display', '--example', '--gateway-zone', 'gw.example.com']);
+  assert.is(r.code, 0, r.stderr);
+  const endpoints = (JSON.parse(r.stdout) as { gateway: { endpoints: { dnsName: string; recordType: string; source: string }[] } }).gateway.endpoints;
+  assert.ok(endpoints.some((e) => e.dnsName === 'shop.gw.example.com' && e.recordType === 'A' && e.source === 'dnspolicy/shop/shop'), JSON.stringify(endpoints));
+  assert.ok(endpoints.some((e) => e.dnsName === '*.store.gw.example.com' && e.recordType === 'CNAME'), JSON.stringify(endpoints));
+});
+
 test('display --example prints the data model as JSON with the record set', async () => {
   const r = await runLbdns(['display', '--example']);
   assert.is(r.code, 0);

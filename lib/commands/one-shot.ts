@@ -1,4 +1,6 @@
 import { lbResolvers, loadLocalInputs } from '../inputs/local-inputs.js';
+import { exampleGatewayObjects } from '../inputs/example.js';
+import { GatewayInputs } from '../sources/gateway-sources.js';
 import type { Logger } from '../runtime/log.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { ClusterSpec, ExtraRecord, RecordSet, Resolution } from '../model.js';
@@ -31,7 +33,9 @@ export interface OneShotState {
  */
 export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | undefined, log: Logger, opts: PrepareOptions = {}): Promise<OneShotState> {
   if (cluster === undefined) {
-    const { raw, spec } = await loadLocalInputs(inputs, log, opts.upstreams !== false);
+    const local = await loadLocalInputs(inputs, log, opts.upstreams !== false);
+    const { raw } = local;
+    const spec = inputs.example ? withExampleGateways(local.spec, log) : local.spec;
     requireLbs(spec);
     const resolutions = await resolveAll(spec, new HostResolver({ servers: lbResolvers(raw, spec) }));
     const built = buildRecordSet(spec, resolutions);
@@ -49,6 +53,18 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   } finally {
     await monitor.stop();
   }
+}
+
+/** The example cluster with Gateway DNS asked for: its example Gateways and DNSPolicies, built as from a cluster. */
+function withExampleGateways(spec: ClusterSpec, log: Logger): ClusterSpec {
+  const gateway = spec.gateway;
+  if (gateway === undefined) return spec;
+  const objects = exampleGatewayObjects(gateway.zones[0] as string);
+  const inputs = new GatewayInputs(gateway.zones, { warn: (msg, fields) => log.warn(msg, fields), flush: () => undefined }, gateway.ttls);
+  inputs.set('cluster-id', objects.clusterId);
+  inputs.set('gateways', objects.gateways);
+  inputs.set('dnspolicies', objects.dnspolicies);
+  return { ...spec, gateway: { ...gateway, owners: inputs.contribution().gatewayOwners ?? [] } };
 }
 
 function logNotServed(log: Logger, spec: ClusterSpec, result: Pick<RecordSetResult, 'empty' | 'gateway' | 'notes'>): void {
