@@ -36,6 +36,7 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--gateway-zone': 'ZONE',
   '--geo-code': 'CODE',
   '--gateway-ttl': 'SECONDS',
+  '--api-int-seed': 'ADDR',
   '--gateway-lb-ttl': 'SECONDS',
   '--out': 'FILE',
   '--dnsmasq-out': 'FILE',

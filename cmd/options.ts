@@ -120,6 +120,7 @@ export abstract class ClusterCommand extends InputCommand {
   lbConfig = Option.String('--lb-config', { description: 'The LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
   waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m)' });
   apiPort = Option.String('--api-port', { description: 'On-prem: the port where a move of api-int is checked for a kube-apiserver (default 6443)' });
+  apiIntSeed = Option.Array('--api-int-seed', { description: "Where to reach the API server when the kubeconfig names api-int and no Corefile serves it yet (a node's first boot): the internal API LB's IP or host name (repeatable); never served" });
   ignoreDnsType = Option.Boolean('--ignore-dns-type', false, { description: "Serve names even where the Infrastructure's cloudLoadBalancerConfig.dnsType is not ClusterHosted (PlatformDefault, the cloud's DNS, or not set)" });
   gatewayZone = Option.Array('--gateway-zone', { description: 'Serve Gateway DNS (Kuadrant DNSRecords, DNSPolicies of Gateways) for names in this zone (repeatable)' });
   geoCode = Option.String('--geo-code', { description: "This cluster's geo for load-balanced Gateway names, as the DNSPolicies write it, any case (default: the default geo)" });
@@ -144,6 +145,7 @@ export abstract class ClusterCommand extends InputCommand {
       waitTimeoutMs: parseDurationMs('--wait-timeout', this.waitTimeout, 1000, 86_400_000),
       ignoreDnsType: this.ignoreDnsType,
       apiPort: this.apiPort === undefined ? undefined : validatePort('--api-port', this.apiPort),
+      ...(this.apiIntSeed === undefined ? {} : { apiIntSeed: parseEndpoints('--api-int-seed', this.apiIntSeed) }),
     };
   }
 

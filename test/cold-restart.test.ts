@@ -140,6 +140,34 @@ test('a kubeconfig naming api-int, which resolves nowhere, reaches the API serve
   }
 });
 
+test("a node's first boot: no Corefile yet and a kubeconfig naming api-int, which resolves nowhere; --api-int-seed reaches the API server, TLS checked for the name", async () => {
+  const cluster = await startCluster({ own: { sans: [`api-int.${DOMAIN}`] } });
+  try {
+    const port = new URL(cluster.server.url).port;
+    const kubeconfig = join(cluster.dir, 'kubelet-kubeconfig');
+    await writeFile(
+      kubeconfig,
+      toYaml({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(cluster.server.ca).toString('base64') } }],
+        users: [{ name: 'u', user: { token: cluster.server.adminToken } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    const without = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '2s']);
+    assert.is(without.code, 1, 'without a seed the API server cannot be found');
+    const r = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--api-int-seed', '127.0.0.1']);
+    assert.is(r.code, 0, r.stderr);
+    const seeded = logLines(r.stderr).find((l) => String(l.msg).startsWith('no Corefile serves api-int yet (a first boot)'));
+    assert.equal([seeded?.address, seeded?.tlsServerName], ['127.0.0.1', `api-int.${DOMAIN}`]);
+    assert.equal((await readAnswers(cluster.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`], 'the cluster was read, and its api-int served, not the seed');
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('a certificate that does not name api-int is refused even at the pinned address', async () => {
   // The shared server's certificate names 127.0.0.1 and localhost only.
   const cluster = await startCluster();

@@ -12,7 +12,7 @@ import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { EVENT_REASONS, NO_EVENTS, type EventSink, type InvolvedObject } from '../runtime/events.js';
-import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type LbName, type Role } from '../model.js';
+import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type Role } from '../model.js';
 import { Monitor, type DesiredState, type MonitorOptions } from '../runtime/monitor.js';
 import { ApiIntGate } from '../runtime/api-int-gate.js';
 import { ApiProbeError, clusterCa, probeApiServer } from '../sinks/api-int-probe.js';
@@ -37,6 +37,11 @@ export interface ClusterFlags {
   readonly ignoreDnsType?: boolean;
   /** The port the API servers listen on, where a move of api-int is checked (default 6443). */
   readonly apiPort?: number;
+  /**
+   * --api-int-seed: where the API server is reached, by the kubeconfig's api-int name, when
+   * nothing lbdns serves says yet (a node's first boot: no Corefile on disk). Never served.
+   */
+  readonly apiIntSeed?: readonly Endpoint[];
 }
 
 export const DEFAULT_INGRESS_SERVICE = 'openshift-ingress/router-default';
@@ -127,16 +132,38 @@ async function servedAddresses(host: string, raw: RawConfig): Promise<{ readonly
  * configure: after a full cluster shutdown, nothing would ever start. lbdns then connects to
  * the address it serves for that name, the name staying the TLS server name. An IP is used as is.
  */
-async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, log: Logger): Promise<void> {
+async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, seed: readonly Endpoint[], log: Logger): Promise<void> {
   const server = kc.getCurrentCluster()?.server;
   if (server === undefined) return;
   const host = new URL(server).hostname.toLowerCase();
   if (canonicalIp(host.replace(/^\[|\]$/g, '')) !== null) return;
   const { addresses, from } = await servedAddresses(host, raw);
   const [address] = addresses;
-  if (address === undefined) return;
-  pinServer(kc, address);
-  log.info('the kubeconfig names the API server by a name lbdns serves; connecting to the address served for it', { server: host, address, from, tlsServerName: host });
+  if (address !== undefined) {
+    pinServer(kc, address);
+    log.info('the kubeconfig names the API server by a name lbdns serves; connecting to the address served for it', { server: host, address, from, tlsServerName: host });
+    return;
+  }
+  if (!host.startsWith('api-int.') || seed.length === 0) return;
+  const seeded = await seedAddress(seed, raw);
+  if (seeded === undefined) {
+    log.warn('no --api-int-seed address resolves; asking DNS for the API server name', { server: host, seed: seed.map((e) => (e.kind === 'ip' ? e.ip : e.hostname)) });
+    return;
+  }
+  pinServer(kc, seeded);
+  log.info('no Corefile serves api-int yet (a first boot); connecting to the API server at the --api-int-seed address', { server: host, address: seeded, tlsServerName: host });
+}
+
+/** The first address of the seed: an IP as it is, a host name (the api-int LB's) through the upstreams. */
+async function seedAddress(seed: readonly Endpoint[], raw: RawConfig): Promise<string | undefined> {
+  for (const e of seed) {
+    if (e.kind === 'ip') return e.ip;
+    const resolver = new HostResolver({ servers: raw.dnsServers ?? raw.upstreams });
+    const r = await resolver.resolve(e.hostname).catch(() => undefined);
+    const first = r?.v4[0] ?? r?.v6[0];
+    if (first !== undefined) return first;
+  }
+  return undefined;
 }
 
 /** Local inputs plus what the cluster says about itself (domain, platform), read once. */
@@ -146,7 +173,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
   const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });
-  await pinToServedAddress(kc, raw, log);
+  await pinToServedAddress(kc, raw, flags.apiIntSeed ?? [], log);
   const identity = await readClusterIdentity(kc, log, Date.now() + flags.waitTimeoutMs);
   // Commands that serve no DNS (print-records, check-dns, update-infra-status) read the switch their own way, or not at all.
   const dnsType = opts.upstreams === false ? undefined : checkDnsType(identity.infrastructure, flags.ignoreDnsType === true, log);
