@@ -52,7 +52,7 @@ export function workerPod(controlPlane: string): string {
 }
 
 /** The control-plane pod as a bring-your-own-DNS cluster runs it on every node: `*.apps` only. */
-export function appsOnlyPod(controlPlane: string): string {
+function appsOnlyPod(controlPlane: string): string {
   const body = controlPlane.replace(/^(#.*\n)+/, '');
   if (!/--role=control-plane\b/.test(body)) throw new Error(`${MACHINE_ROLES.master}: no --role=control-plane to turn into --role=apps-only`);
   return (
