@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { readAnswers, rejects, startMonitor, until, UPSTREAM } from './support/cluster-fixture.js';
 import { API_VIP, DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
@@ -12,6 +13,25 @@ test('the real API server takes the HostedNetServices CRD as a structural schema
     const conditions = Object.fromEntries(crd.status.conditions.map((x) => [x.type, x.status]));
     assert.is(conditions.Established, 'True');
     assert.is(conditions.NonStructuralSchema, undefined);
+  });
+});
+
+test("each node's monitor records what its CoreDNS answers for api-int in the status, one entry per node, which the real CRD keeps", async () => {
+  await withOnPrem({ switches: true }, async (c) => {
+    await c.server.create(hostedNetServices({}));
+    const first = await startMonitor(c, { nodeName: 'master-0' });
+    const second = await startMonitor({ ...c, out: join(c.dir, 'master-1.Corefile') }, { nodeName: 'master-1' });
+    try {
+      const nodes = async () => ((await c.server.get<{ status?: { nodes?: { name: string; apiIntServes: string }[] } }>(HNS))?.status?.nodes ?? []);
+      await until('both nodes recorded', async () => (await nodes()).length === 2, 10_000);
+      assert.equal(await nodes(), [
+        { name: 'master-0', apiIntServes: API_VIP },
+        { name: 'master-1', apiIntServes: API_VIP },
+      ]);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
   });
 });
 

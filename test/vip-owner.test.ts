@@ -11,30 +11,39 @@ import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
 import { DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withFakeOnPrem } from './support/on-prem-fixture.js';
 
 const NOW = '2026-11-24T12:00:00Z';
-const view = (over: Partial<VipView> = {}): VipView => ({ nodeName: 'master-0', holdsApiVip: false, holdsIngressVip: false, ...over });
+const SERVES = '192.168.111.5';
+const view = (over: Partial<VipView> = {}): VipView => ({ nodeName: 'master-0', holdsApiVip: false, holdsIngressVip: false, apiIntServes: SERVES, ...over });
+/** The status as this node left it: its own api-int entry is there. */
+const NODES = [{ name: 'master-0', apiIntServes: SERVES }];
 
 test('a node that holds a VIP records itself as its owner, in place of another', () => {
-  assert.equal(planVipOwners({ apiServerInternalIpOwner: 'master-1' }, view({ holdsApiVip: true }), NOW), { apiServerInternalIpOwner: 'master-0' });
+  assert.equal(planVipOwners({ apiServerInternalIpOwner: 'master-1', nodes: NODES }, view({ holdsApiVip: true }), NOW), { apiServerInternalIpOwner: 'master-0' });
 });
 
 test('a node that no longer holds a VIP clears the owner only if it still names itself', () => {
-  assert.equal(planVipOwners({ ingressIpOwner: 'master-0' }, view(), NOW), { ingressIpOwner: null });
-  assert.is(planVipOwners({ ingressIpOwner: 'master-2' }, view(), NOW), undefined);
+  assert.equal(planVipOwners({ ingressIpOwner: 'master-0', nodes: NODES }, view(), NOW), { ingressIpOwner: null });
+  assert.is(planVipOwners({ ingressIpOwner: 'master-2', nodes: NODES }, view(), NOW), undefined);
 });
 
 test('nothing is written when the status already says what the node sees', () => {
-  assert.is(planVipOwners({ apiServerInternalIpOwner: 'master-0' }, view({ holdsApiVip: true }), NOW), undefined);
+  assert.is(planVipOwners({ apiServerInternalIpOwner: 'master-0', nodes: NODES }, view({ holdsApiVip: true }), NOW), undefined);
+});
+
+test("each node records what its CoreDNS answers for api-int in its own entry, leaving the other nodes' entries as they are", () => {
+  const others = [{ name: 'master-1', apiIntServes: SERVES }, { name: 'master-2', apiIntServes: '10.0.0.50' }];
+  assert.equal(planVipOwners({ nodes: others }, view({ apiIntServes: '10.0.0.50' }), NOW), { nodes: [{ name: 'master-0', apiIntServes: '10.0.0.50' }, ...others] });
+  assert.equal(planVipOwners({ nodes: [...others, { name: 'master-0', apiIntServes: SERVES }] }, view({ apiIntServes: '10.0.0.50' }), NOW)?.nodes?.find((n) => n.name === 'master-0'), { name: 'master-0', apiIntServes: '10.0.0.50' });
 });
 
 test("the API VIP's holder writes ApiIntServed and Degraded; a transition time moves only with the status", () => {
   const pending = view({ holdsApiVip: true, apiInt: { served: 'api-int answers the API VIP', pending: 'the move to 10.0.0.50 is not verified: ECONNREFUSED' } });
-  const first = planVipOwners({ apiServerInternalIpOwner: 'master-0' }, pending, NOW);
+  const first = planVipOwners({ apiServerInternalIpOwner: 'master-0', nodes: NODES }, pending, NOW);
   const degraded = first?.conditions?.find((c) => c.type === 'Degraded');
   assert.equal([degraded?.status, degraded?.reason, degraded?.lastTransitionTime], ['True', 'ApiIntMoveNotVerified', NOW]);
   const later = '2026-11-24T12:05:00Z';
-  const again = planVipOwners({ apiServerInternalIpOwner: 'master-0', conditions: first?.conditions as Condition[] }, pending, later);
+  const again = planVipOwners({ apiServerInternalIpOwner: 'master-0', nodes: NODES, conditions: first?.conditions as Condition[] }, pending, later);
   assert.is(again, undefined, 'the same view writes nothing');
-  const verified = planVipOwners({ apiServerInternalIpOwner: 'master-0', conditions: first?.conditions as Condition[] }, view({ holdsApiVip: true, apiInt: { served: 'api-int answers 10.0.0.50 (verified)', pending: undefined } }), later);
+  const verified = planVipOwners({ apiServerInternalIpOwner: 'master-0', nodes: NODES, conditions: first?.conditions as Condition[] }, view({ holdsApiVip: true, apiInt: { served: 'api-int answers 10.0.0.50 (verified)', pending: undefined } }), later);
   const served = verified?.conditions?.find((c) => c.type === 'ApiIntServed');
   assert.equal([served?.status, served?.lastTransitionTime], ['True', NOW], 'ApiIntServed stayed True: its transition time stays');
   assert.equal(verified?.conditions?.find((c) => c.type === 'Degraded')?.lastTransitionTime, later);

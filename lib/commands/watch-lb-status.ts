@@ -59,12 +59,14 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     const local = localAddresses();
     const holds = (eps: readonly Endpoint[]) => eps.some((e) => e.kind === 'ip' && local.has(e.ip));
     const served = apiInt();
-    const view: VipView = { nodeName, holdsApiVip: holds(last.spec.lbs.api), holdsIngressVip: holds(last.spec.lbs.ingress), ...(served ? { apiInt: served } : {}) };
+    const apiIntRecord = last.recordSet.names.find((n) => n.name === `api-int.${last?.spec.domain}`);
+    const apiIntServes = apiIntRecord === undefined ? '' : [...apiIntRecord.v4, ...apiIntRecord.v6].join(',');
+    const view: VipView = { nodeName, holdsApiVip: holds(last.spec.lbs.api), holdsIngressVip: holds(last.spec.lbs.ingress), apiIntServes, ...(served ? { apiInt: served } : {}) };
     const key = JSON.stringify(view);
     if (key === reported) return;
     busy = true;
     try {
-      if (await publishVipOwners(kc, view)) log.info('HostedNetServices status updated', { node: nodeName, holdsApiVip: view.holdsApiVip, holdsIngressVip: view.holdsIngressVip });
+      if (await publishVipOwners(kc, view)) log.info('HostedNetServices status updated', { node: nodeName, holdsApiVip: view.holdsApiVip, holdsIngressVip: view.holdsIngressVip, apiIntServes });
       reported = key;
     } catch (err) {
       log.warn('recording the VIP owners in HostedNetServices status failed; trying again', { error: (err as Error).message });

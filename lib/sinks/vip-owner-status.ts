@@ -9,7 +9,14 @@ import { HOSTED_NET_SERVICES } from '../sources/hosted-net-services.js';
 export interface VipOwnerStatus {
   readonly apiServerInternalIpOwner?: string | null;
   readonly ingressIpOwner?: string | null;
+  /** What each node's CoreDNS answers for api-int. */
+  readonly nodes?: readonly NodeApiInt[];
   readonly conditions?: readonly Condition[];
+}
+
+export interface NodeApiInt {
+  readonly name: string;
+  readonly apiIntServes: string;
 }
 
 export interface Condition {
@@ -27,6 +34,8 @@ export interface VipView {
   readonly holdsIngressVip: boolean;
   /** ApiIntServed and Degraded, written by the API VIP's holder only; undefined elsewhere. */
   readonly apiInt?: { readonly served: string; readonly pending: string | undefined };
+  /** The addresses this node's CoreDNS answers for api-int, comma-separated. */
+  readonly apiIntServes: string;
 }
 
 /** The addresses of this node's interfaces, canonical. */
@@ -51,13 +60,19 @@ function condition(type: string, status: Condition['status'], reason: string, me
  * the field still names itself. Pure: the same status and view give the same patch.
  */
 export function planVipOwners(current: VipOwnerStatus, view: VipView, now: string): VipOwnerStatus | undefined {
-  const patch: { apiServerInternalIpOwner?: string | null; ingressIpOwner?: string | null; conditions?: Condition[] } = {};
+  const patch: { apiServerInternalIpOwner?: string | null; ingressIpOwner?: string | null; nodes?: NodeApiInt[]; conditions?: Condition[] } = {};
   const own = (field: 'apiServerInternalIpOwner' | 'ingressIpOwner', holds: boolean) => {
     if (holds && current[field] !== view.nodeName) patch[field] = view.nodeName;
     if (!holds && current[field] === view.nodeName) patch[field] = null;
   };
   own('apiServerInternalIpOwner', view.holdsApiVip);
   own('ingressIpOwner', view.holdsIngressVip);
+  // A merge patch replaces the whole list: this node's entry changed in the list read, which the
+  // resourceVersion precondition keeps from overwriting another node's meanwhile.
+  const nodes = current.nodes ?? [];
+  if (nodes.find((n) => n.name === view.nodeName)?.apiIntServes !== view.apiIntServes) {
+    patch.nodes = [...nodes.filter((n) => n.name !== view.nodeName), { name: view.nodeName, apiIntServes: view.apiIntServes }].sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
   if (view.holdsApiVip && view.apiInt) {
     const previous = current.conditions ?? [];
     const { served, pending } = view.apiInt;
