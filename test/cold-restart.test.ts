@@ -26,6 +26,25 @@ async function withWrittenCorefile(body: (c: ClusterFixture) => Promise<void>): 
   }
 }
 
+/** A kubelet's kubeconfig: the API server named api-int.<domain>, which resolves nowhere, with the cluster CA. */
+async function kubeletKubeconfig(cluster: ClusterFixture): Promise<string> {
+  const port = new URL(cluster.server.url).port;
+  const kubeconfig = join(cluster.dir, 'kubelet-kubeconfig');
+  const server = `https://api-int.${DOMAIN}:${port}`;
+  await writeFile(
+    kubeconfig,
+    toYaml({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server, 'certificate-authority-data': Buffer.from(cluster.server.ca).toString('base64') } }],
+      users: [{ name: 'u', user: { token: cluster.server.adminToken } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+  );
+  return kubeconfig;
+}
+
 const renderWhileDown = (c: ClusterFixture, ...extra: string[]) => runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '1s', ...extra]);
 
 test('with --if-unreachable=keep and the API server down, a good Corefile is kept as it is: exit 0, a warning saying since when', async () => {
@@ -117,19 +136,7 @@ test('a kubeconfig naming api-int, which resolves nowhere, reaches the API serve
     // The last good Corefile: api-int was 127.0.0.1, where the API server listens.
     const first = await runLbdns(['render-corefile', '--domain', DOMAIN, '--api-lb', '10.0.0.10', '--api-int-lb', '127.0.0.1', '--ingress-lb', '10.0.1.30', '--upstream', UPSTREAM, '--out', cluster.out]);
     assert.is(first.code, 0, first.stderr);
-    const port = new URL(cluster.server.url).port;
-    const kubeconfig = join(cluster.dir, 'kubelet-kubeconfig');
-    await writeFile(
-      kubeconfig,
-      toYaml({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(cluster.server.ca).toString('base64') } }],
-        users: [{ name: 'u', user: { token: cluster.server.adminToken } }],
-        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'x',
-      }),
-    );
+    const kubeconfig = await kubeletKubeconfig(cluster);
     const r = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
     const pinned = logLines(r.stderr).find((l) => String(l.msg).startsWith('the kubeconfig names the API server by a name lbdns serves'));
@@ -143,19 +150,7 @@ test('a kubeconfig naming api-int, which resolves nowhere, reaches the API serve
 test("a node's first boot: no Corefile yet and a kubeconfig naming api-int, which resolves nowhere; --api-int-seed reaches the API server, TLS checked for the name", async () => {
   const cluster = await startCluster({ own: { sans: [`api-int.${DOMAIN}`] } });
   try {
-    const port = new URL(cluster.server.url).port;
-    const kubeconfig = join(cluster.dir, 'kubelet-kubeconfig');
-    await writeFile(
-      kubeconfig,
-      toYaml({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(cluster.server.ca).toString('base64') } }],
-        users: [{ name: 'u', user: { token: cluster.server.adminToken } }],
-        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'x',
-      }),
-    );
+    const kubeconfig = await kubeletKubeconfig(cluster);
     const without = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '2s']);
     assert.is(without.code, 1, 'without a seed the API server cannot be found');
     const r = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--api-int-seed', '127.0.0.1']);
@@ -173,9 +168,7 @@ test('a certificate that does not name api-int is refused even at the pinned add
   const cluster = await startCluster();
   try {
     await runLbdns(['render-corefile', '--domain', DOMAIN, '--api-lb', '10.0.0.10', '--api-int-lb', '127.0.0.1', '--ingress-lb', '10.0.1.30', '--upstream', UPSTREAM, '--out', cluster.out]);
-    const port = new URL(cluster.server.url).port;
-    const kubeconfig = join(cluster.dir, 'kubelet-kubeconfig');
-    await writeFile(kubeconfig, toYaml({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${port}`, 'certificate-authority-data': Buffer.from(cluster.server.ca).toString('base64') } }], users: [{ name: 'u', user: { token: cluster.server.adminToken } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));
+    const kubeconfig = await kubeletKubeconfig(cluster);
     const r = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '2s']);
     assert.is(r.code, 1, r.stderr);
     assert.match(r.stderr, /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match/i);
