@@ -42,13 +42,9 @@ export interface ClusterSeed {
   readonly nodes?: Readonly<Record<string, readonly string[]>>;
 }
 
-export interface RealClusterSeed extends ClusterSeed {
+export interface RealClusterSeed extends ClusterSeed, Identity {
   /** A server of the test's own, closed with the fixture: for tests that stop the API (an outage). */
   readonly own?: { readonly sans?: readonly string[] };
-  /** lbdns runs as a user holding only these rules; absent: as the cluster admin. */
-  readonly rules?: readonly RbacRule[];
-  /** lbdns runs as one of the server's IDENTITIES, holding what these RBAC objects (a manifest's) bind to it. */
-  readonly as?: { readonly user: string; readonly rbac: readonly KubeObject[] };
   readonly infrastructureCrd?: InfrastructureCrd;
   readonly hostedNetServices?: boolean;
 }
@@ -136,20 +132,33 @@ export async function ownKubeconfig(path: string, dir: string): Promise<string> 
   return own;
 }
 
+/** Who lbdns runs as on a seeded real server: the cluster admin by default. */
+export interface Identity {
+  /** A user holding only these rules. */
+  readonly rules?: readonly RbacRule[];
+  /** One of the server's IDENTITIES, holding what these RBAC objects (a manifest's) bind to it. */
+  readonly as?: { readonly user: string; readonly rbac: readonly KubeObject[] };
+}
+
+/** Grants the identity its rights, starts the audit log afresh, and gives its kubeconfig a copy in `dir`. */
+export async function identityKubeconfig(server: ApiServer, identity: Identity, dir: string): Promise<string> {
+  if (identity.rules !== undefined) await server.grant(identity.rules);
+  if (identity.as !== undefined) await server.applyRbac(identity.as.rbac);
+  await server.clearRequests();
+  return ownKubeconfig(identity.as !== undefined ? server.kubeconfigOf(identity.as.user) : identity.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir);
+}
+
 /** Empties the shared real kube-apiserver and seeds the cluster; lbdns's files go to a fresh temp dir. */
 export async function startCluster(seed: RealClusterSeed = {}, extra: readonly KubeObject[] = []): Promise<ClusterFixture> {
   const crds = { ...(seed.infrastructureCrd ? { infrastructureCrd: seed.infrastructureCrd } : {}), ...(seed.hostedNetServices ? { hostedNetServices: true } : {}) };
   const server = seed.own ? await startApiServer({ ...crds, ...seed.own }) : await sharedApiServer();
   if (!seed.own) await server.reset(crds);
   for (const obj of [...clusterObjects(seed), ...extra]) await server.create(obj);
-  if (seed.rules !== undefined) await server.grant(seed.rules);
-  if (seed.as !== undefined) await server.applyRbac(seed.as.rbac);
-  await server.clearRequests();
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-cluster-'));
   return {
     server,
     dir,
-    kubeconfig: await ownKubeconfig(seed.as !== undefined ? server.kubeconfigOf(seed.as.user) : seed.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir),
+    kubeconfig: await identityKubeconfig(server, seed, dir),
     out: join(dir, 'Corefile'),
     close: async () => {
       if (seed.own) await server.close();

@@ -5,8 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { node, ownKubeconfig, type ClusterFixture, type FakeClusterFixture } from './cluster-fixture.js';
-import { INFRASTRUCTURE_CRDS, sharedApiServer, type RbacRule } from './apiserver.js';
+import { identityKubeconfig, node, type ClusterFixture, type FakeClusterFixture, type Identity } from './cluster-fixture.js';
+import { INFRASTRUCTURE_CRDS, sharedApiServer } from './apiserver.js';
 import { resourceType, startKubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
 import { onPremStatusKey } from '../../lib/sources/on-prem-vips.js';
 import type { OnPremPlatform } from '../../lib/model.js';
@@ -39,16 +39,12 @@ function infrastructure(platform: OnPremPlatform, status: Record<string, unknown
   };
 }
 
-export interface OnPremOptions {
+export interface OnPremOptions extends Identity {
   readonly platform?: OnPremPlatform;
   readonly crd?: keyof typeof INFRASTRUCTURE_CRDS;
   readonly status?: Record<string, unknown>;
   /** Install the HostedNetServices CRD. */
   readonly switches?: boolean;
-  /** lbdns runs as a user holding only these rules; absent: as the cluster admin. */
-  readonly rules?: readonly RbacRule[];
-  /** lbdns runs as one of the server's IDENTITIES, holding what these RBAC objects bind to it. */
-  readonly as?: { readonly user: string; readonly rbac: readonly KubeObject[] };
 }
 
 export interface FakeOnPremOptions extends Omit<OnPremOptions, 'rules' | 'as'> {
@@ -65,14 +61,11 @@ export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
   await server.reset({ infrastructureCrd: opts.crd ?? 'main', hostedNetServices: opts.switches ?? false });
   await server.create(infrastructure(platform, opts.status));
   await server.create(node('master-0', ['192.168.111.20']));
-  if (opts.rules !== undefined) await server.grant(opts.rules);
-  if (opts.as !== undefined) await server.applyRbac(opts.as.rbac);
-  await server.clearRequests();
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
   return {
     server,
     dir,
-    kubeconfig: await ownKubeconfig(opts.as !== undefined ? server.kubeconfigOf(opts.as.user) : opts.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir),
+    kubeconfig: await identityKubeconfig(server, opts, dir),
     out: join(dir, 'Corefile'),
     close: () => rm(dir, { recursive: true, force: true }),
   };
