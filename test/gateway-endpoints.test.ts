@@ -7,6 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildEndpoints, ClusterIdUnknown, shortCode, type BuildTarget } from '../lib/sources/gateway-endpoints.js';
 import { servedEndpoints } from '../lib/sources/served-endpoints.js';
+import { dnsPolicyEndpoints } from '../lib/sources/dnspolicies.js';
 import type { Endpoint, KuadrantEndpoint } from '../lib/model.js';
 
 const ID = 'fbf71c44-6b37-4962-ace6-801912e769be';
@@ -121,6 +122,21 @@ test('served: providerSpecific weight and geo-code become the served weight and 
   const flat = endpoints.flat();
   assert.equal(flat.find((x) => x.dnsName === 'ie.klb.test.example.com')?.weight, 120);
   assert.equal(flat.filter((x) => x.dnsName === 'klb.test.example.com').map((x) => x.geo), ['IE', '*']);
+});
+
+test('excludeAddresses: a host name written in another case, or with a trailing dot, excludes the Gateway address it names, as Kuadrant compares them', () => {
+  const owners = dnsPolicyEndpoints(
+    {
+      policies: [{ metadata: { namespace: 'ns', name: 'p', creationTimestamp: 'x' }, spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }, excludeAddresses: ['LB.Example.org.'] } }],
+      gateways: [{ id: { namespace: 'ns', name: 'gw', created: 'x' }, listeners: [{ name: 'l', hostname: HOST, attachedRoutes: 1 }], addresses: [hostname('lb.example.org'), hostname('other.example.org')] }],
+      zones: ['example.com'],
+      kuadrantHosts: new Set(),
+      clusterId: ID,
+      ttls: { ttl: 60, loadBalancedTtl: 300 },
+    },
+    () => undefined,
+  );
+  assert.equal(owners.flatMap((o) => o.endpoints.map((x) => [x.recordType, x.targets])), [['CNAME', ['other.example.org']]]);
 });
 
 test.run();

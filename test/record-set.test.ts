@@ -258,6 +258,12 @@ test('a private cluster: api, with no external LB, is served by the internal API
   assert.equal(whyNotServed(s, built), []);
 });
 
+test("a private cluster whose internal API LB has not resolved yet: api is not served, and said to wait for the internal LB", () => {
+  const s = spec({ lbs: { api: [], 'api-int': [host('internal.example.net')], ingress: [ip('10.0.1.30')] } });
+  const built = buildRecordSet(s, new Map());
+  assert.equal(whyNotServed(s, built).find((n) => n.name === `api.${D}`), { name: `api.${D}`, reason: 'its internal API load balancer (a private cluster has no external one) has no resolved address yet' });
+});
+
 test('the record set carries the settings the template needs', () => {
   const { recordSet } = buildRecordSet(spec({ ttl: 30, reload: { intervalSeconds: 10, jitterSeconds: 5 }, upstreams: ['10.0.0.2', 'fd00::53'] }), new Map());
   assert.is(recordSet.domain, D);
