@@ -55,6 +55,12 @@ export interface NodeEntry {
   readonly ips: readonly string[];
 }
 
+/** A node's entry of the HostedNetServices `status.nodes`: what its CoreDNS answers for api-int (addresses, comma-separated). */
+export interface NodeApiInt {
+  readonly name: string;
+  readonly apiIntServes: string;
+}
+
 /** A name served in addition to api/api-int/*.apps: Managed ingress DNSRecords, Gateway `simple` records. */
 export interface ExtraRecord {
   /** Absolute name without the trailing dot; may start with `*.`. */

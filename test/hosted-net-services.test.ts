@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { readAnswers, rejects, startMonitor, until, UPSTREAM } from './support/cluster-fixture.js';
+import { node, readAnswers, rejects, startMonitor, until, UPSTREAM } from './support/cluster-fixture.js';
 import { API_VIP, DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 
@@ -35,6 +35,33 @@ test("each node's monitor records what its CoreDNS answers for api-int in the st
   });
 });
 
+test('cluster-wide, the status and display say which node has not switched yet, and ApiIntOnAllNodes turns True once every node has', async () => {
+  // 127.0.0.1 is an address of this machine: master-0's monitor holds the API VIP and writes the conditions.
+  await withOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    await c.server.create(node('master-1', ['192.168.111.21']));
+    await c.server.create(hostedNetServices({}));
+    type Status = { status?: { conditions?: { type: string; status: string; message: string }[] } };
+    const onAllNodes = async () => ((await c.server.get<Status>(HNS))?.status?.conditions ?? []).find((x) => x.type === 'ApiIntOnAllNodes');
+    const first = await startMonitor(c, { nodeName: 'master-0' });
+    let second: Awaited<ReturnType<typeof startMonitor>> | undefined;
+    try {
+      await until('master-0 reported', async () => (await onAllNodes())?.message.includes('1 of 2') === true, 10_000);
+      assert.equal(await onAllNodes().then((x) => [x?.status, x?.message]), ['False', '1 of 2 nodes answer api-int with 127.0.0.1; master-1 has not reported']);
+      const shown = await runLbdns(['display', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '5s']);
+      assert.is(shown.code, 0, shown.stderr);
+      const rollout = (JSON.parse(shown.stdout) as { apiIntRollout?: { complete: boolean; nodes: unknown[] } }).apiIntRollout;
+      assert.equal(rollout?.complete, false);
+      assert.equal(rollout?.nodes, [{ name: 'master-0', apiIntServes: '127.0.0.1', done: true }, { name: 'master-1', done: false }]);
+      second = await startMonitor({ ...c, out: join(c.dir, 'master-1.Corefile') }, { nodeName: 'master-1' });
+      await until('both nodes counted', async () => (await onAllNodes())?.status === 'True', 15_000);
+      assert.is((await onAllNodes())?.message, '2 of 2 nodes answer api-int with 127.0.0.1');
+    } finally {
+      await first.stop();
+      await second?.stop();
+    }
+  });
+});
+
 test('the API server refuses an apiintIpAddress that is not an IP, and any object not named cluster', async () => {
   await withOnPrem({ switches: true }, async (c) => {
     await rejects(c.server.create(hostedNetServices({ apiintIpAddress: '10.0.0.300' })), /apiintIpAddress must be an IPv4 or IPv6 address/);
@@ -54,6 +81,24 @@ test('without the CRD everything is served and the log says where the switches w
     assert.equal(answers?.names.get(APPS), [`A ${INGRESS_VIP}`]);
     assert.ok(answers?.nodes.has('master-0'));
     assert.ok(logLines(r.stderr).some((l) => String(l.msg).startsWith('no HostedNetServices CRD')), r.stderr);
+  });
+});
+
+test('a CRD installed while the monitor runs is picked up without a restart: its switches reach the Corefile', async () => {
+  await withOnPrem({}, async (c) => {
+    const monitor = await startMonitor(c, { nodeName: 'master-0' });
+    try {
+      await until('the first Corefile', async () => (await readAnswers(c.out))?.nodes.has('master-0') === true, 10_000);
+      await c.server.installHostedNetServices();
+      await c.server.create(hostedNetServices({ nodesResolution: 'Disabled' }));
+      await until('the switch served', async () => (await readAnswers(c.out))?.nodes.size === 0, 25_000);
+      assert.equal((await readAnswers(c.out))?.names.get(APPS), [`A ${INGRESS_VIP}`]);
+      const said = monitor.logs().map((l) => String(l.msg));
+      assert.ok(said.some((m) => m.startsWith('no HostedNetServices CRD')), said.join('\n'));
+      assert.ok(said.includes('HostedNetServices CRD installed: its switches are read now'), said.join('\n'));
+    } finally {
+      await monitor.stop();
+    }
   });
 });
 

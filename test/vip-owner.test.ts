@@ -7,6 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { planVipOwners, type Condition, type VipView } from '../lib/sinks/vip-owner-status.js';
+import { apiIntRollout } from '../lib/sources/hosted-net-services.js';
 import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
 import { DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withFakeOnPrem } from './support/on-prem-fixture.js';
 
@@ -49,7 +50,31 @@ test("the API VIP's holder writes ApiIntServed and Degraded; a transition time m
   assert.equal(verified?.conditions?.find((c) => c.type === 'Degraded')?.lastTransitionTime, later);
 });
 
-test('on-prem, the monitor on the node holding the API VIP records itself and clears an ingress owner that named it, against the real CRD', async () => {
+test('the rollout of api-int is complete when every Node answers the asked address; a node that did not report or answers another is named', () => {
+  const asked = '10.0.0.50';
+  const rollout = apiIntRollout(asked, ['master-2', 'master-0', 'master-1'], [{ name: 'master-0', apiIntServes: asked }, { name: 'master-1', apiIntServes: SERVES }, { name: 'gone', apiIntServes: SERVES }]);
+  assert.is(rollout.complete, false);
+  assert.equal(rollout.nodes, [
+    { name: 'master-0', apiIntServes: asked, done: true },
+    { name: 'master-1', apiIntServes: SERVES, done: false },
+    { name: 'master-2', done: false },
+  ]);
+  assert.is(rollout.summary, `1 of 3 nodes answer api-int with ${asked}; master-1 answers ${SERVES}; master-2 has not reported`);
+  assert.is(apiIntRollout(asked, ['master-0'], [{ name: 'master-0', apiIntServes: asked }]).complete, true);
+});
+
+test('dual stack: a node answering the same addresses in another order has moved', () => {
+  assert.is(apiIntRollout('192.168.111.5,fd00::5', ['master-0'], [{ name: 'master-0', apiIntServes: 'fd00::5,192.168.111.5' }]).complete, true);
+});
+
+test("the API VIP's holder writes ApiIntOnAllNodes from the rollout, False naming the nodes not there yet", () => {
+  const rollout = apiIntRollout(SERVES, ['master-0', 'master-1'], NODES);
+  const patch = planVipOwners({ apiServerInternalIpOwner: 'master-0', nodes: NODES }, view({ holdsApiVip: true, apiInt: { served: SERVES, pending: undefined }, rollout }), NOW);
+  const condition = patch?.conditions?.find((c) => c.type === 'ApiIntOnAllNodes');
+  assert.equal([condition?.status, condition?.reason, condition?.message], ['False', 'NodesPending', `1 of 2 nodes answer api-int with ${SERVES}; master-1 has not reported`]);
+});
+
+test('on-prem, the monitor on the node holding the API VIP records itself and clears an ingress owner that named it', async () => {
   // 127.0.0.1 is an address of this machine's interfaces: this node holds the API VIP, not the ingress VIP.
   await withFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
     c.server.create(hostedNetServices({}));
@@ -62,8 +87,9 @@ test('on-prem, the monitor on the node holding the API VIP records itself and cl
         return s?.apiServerInternalIpOwner === 'master-0' && s.ingressIpOwner === undefined;
       });
       assert.ok(status >= 0);
-      const conditions = ((c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).map((x) => [x.type, x.status]);
-      assert.equal(conditions, [['ApiIntServed', 'True'], ['Degraded', 'False']]);
+      const conditions = () => ((c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).map((x) => [x.type, x.status]);
+      await until('its own entry counted', () => conditions().some(([type, s]) => type === 'ApiIntOnAllNodes' && s === 'True'));
+      assert.equal(conditions(), [['ApiIntServed', 'True'], ['Degraded', 'False'], ['ApiIntOnAllNodes', 'True']]);
     } finally {
       await monitor.stop();
     }

@@ -275,7 +275,6 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     ingressService: ctx.ingressService,
     lbConfig: ctx.lbConfig,
     onPrem: ctx.identity.onPrem !== undefined,
-    switches: ctx.identity.switches,
     localSays: ctx.localSays,
     ...(ctx.spec.gateway ? { gatewayZones: ctx.spec.gateway.zones, gatewayTtls: ctx.spec.gateway.ttls } : {}),
     log,
@@ -305,7 +304,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     });
   };
   const onRefused = metrics ? (r: Refusal) => metrics.namesRefused.inc({ source: sourceKind(r.source), reason: r.reason }) : undefined;
-  const apiInt = ctx.identity.onPrem !== undefined && ctx.identity.switches ? await apiIntGate(ctx, log, schedule, metrics) : undefined;
+  const apiInt = ctx.identity.onPrem !== undefined ? await apiIntGate(ctx, log, schedule, metrics) : undefined;
   monitor = new Monitor({ local: ctx.spec, ...(apiInt ? { apiInt } : {}), localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;

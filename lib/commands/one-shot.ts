@@ -1,6 +1,7 @@
 import { lbResolvers, loadLocalInputs } from '../inputs/local-inputs.js';
 import { exampleGatewayObjects } from '../inputs/example.js';
 import { GatewayInputs } from '../sources/gateway-sources.js';
+import type { ApiIntRollout } from '../sources/hosted-net-services.js';
 import type { Logger } from '../runtime/log.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { ClusterSpec, ExtraRecord, RecordSet, Resolution } from '../model.js';
@@ -24,6 +25,7 @@ export interface OneShotState {
   readonly dnsType?: string | undefined;
   readonly gateway: RecordSetResult['gateway'];
   readonly notes: RecordSetResult['notes'];
+  readonly apiIntRollout?: ApiIntRollout;
 }
 
 /**

@@ -61,7 +61,9 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     const served = apiInt();
     const apiIntRecord = last.recordSet.names.find((n) => n.name === `api-int.${last?.spec.domain}`);
     const apiIntServes = apiIntRecord === undefined ? '' : [...apiIntRecord.v4, ...apiIntRecord.v6].join(',');
-    const view: VipView = { nodeName, holdsApiVip: holds(last.spec.lbs.api), holdsIngressVip: holds(last.spec.lbs.ingress), apiIntServes, ...(served ? { apiInt: served } : {}) };
+    const holdsApiVip = holds(last.spec.lbs.api);
+    const rollout = holdsApiVip ? last.apiIntRollout : undefined;
+    const view: VipView = { nodeName, holdsApiVip, holdsIngressVip: holds(last.spec.lbs.ingress), apiIntServes, ...(served ? { apiInt: served } : {}), ...(rollout ? { rollout } : {}) };
     const key = JSON.stringify(view);
     if (key === reported) return;
     busy = true;
@@ -212,8 +214,8 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   };
 
   const nodeName = opts.nodeName ?? process.env.NODE_NAME;
-  if (ctx.identity.onPrem !== undefined && ctx.identity.switches && nodeName === undefined) log.warn('NODE_NAME is not set: this node does not record itself as a VIP owner in HostedNetServices status');
-  vipOwners = ctx.identity.onPrem !== undefined && ctx.identity.switches && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiInt?.report()) : undefined;
+  if (ctx.identity.onPrem !== undefined && nodeName === undefined) log.warn('NODE_NAME is not set: this node does not record itself as a VIP owner in HostedNetServices status');
+  vipOwners = ctx.identity.onPrem !== undefined && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiInt?.report()) : undefined;
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink });
   started = monitor;
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });

@@ -1,5 +1,6 @@
 import { applyClusterData, lbDisagreements, type LbDisagreement, type LocalSays } from '../sources/cluster-data.js';
 import type { ClusterSources } from '../sources/cluster-sources.js';
+import { apiIntRollout, type ApiIntRollout } from '../sources/hosted-net-services.js';
 import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from '../errors.js';
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
@@ -33,6 +34,8 @@ export interface DesiredState {
   readonly gateway: RecordSetResult['gateway'];
   readonly notes: RecordSetResult['notes'];
   readonly totals: RecordSetResult['totals'];
+  /** On-prem with a HostedNetServices object: which Nodes answer api-int where it is asked to be. */
+  readonly apiIntRollout?: ApiIntRollout;
 }
 
 export interface MonitorOptions {
@@ -293,7 +296,8 @@ export class Monitor {
     }
     this.reportRefusals(gateway.refused);
     const complete = this.required(spec).every((n) => !empty.includes(n));
-    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals };
+    const rollout = data?.apiIntReported === undefined ? undefined : apiIntRollout(data.apiIntAddress ?? addressesOf(merged.lbs['api-int'], snapshot).join(','), spec.nodes.map((n) => n.name), data.apiIntReported);
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, ...(rollout ? { apiIntRollout: rollout } : {}) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
     await this.opts.sink(this.latest);

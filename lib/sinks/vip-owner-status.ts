@@ -3,7 +3,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { canonicalIp } from '../grammar/ip.js';
 import { listJson } from '../kube/list-json.js';
 import { sendJson } from '../kube/send-json.js';
-import { HOSTED_NET_SERVICES } from '../sources/hosted-net-services.js';
+import { HOSTED_NET_SERVICES, type ApiIntRollout } from '../sources/hosted-net-services.js';
+import type { NodeApiInt } from '../model.js';
 
 /** What HostedNetServices `status` says, as far as this node writes it. */
 export interface VipOwnerStatus {
@@ -12,11 +13,6 @@ export interface VipOwnerStatus {
   /** What each node's CoreDNS answers for api-int. */
   readonly nodes?: readonly NodeApiInt[];
   readonly conditions?: readonly Condition[];
-}
-
-export interface NodeApiInt {
-  readonly name: string;
-  readonly apiIntServes: string;
 }
 
 export interface Condition {
@@ -36,6 +32,8 @@ export interface VipView {
   readonly apiInt?: { readonly served: string; readonly pending: string | undefined };
   /** The addresses this node's CoreDNS answers for api-int, comma-separated. */
   readonly apiIntServes: string;
+  /** Which Nodes answer api-int where it is asked to be, from status.nodes: ApiIntOnAllNodes, written with the other conditions. */
+  readonly rollout?: ApiIntRollout;
 }
 
 /** The addresses of this node's interfaces, canonical. */
@@ -79,6 +77,7 @@ export function planVipOwners(current: VipOwnerStatus, view: VipView, now: strin
     const conditions = [
       condition('ApiIntServed', 'True', pending === undefined ? 'AsAsked' : 'MovePending', served, previous, now),
       condition('Degraded', pending === undefined ? 'False' : 'True', pending === undefined ? 'AsExpected' : 'ApiIntMoveNotVerified', pending ?? 'api-int is served where it was asked to be', previous, now),
+      ...(view.rollout === undefined ? [] : [condition('ApiIntOnAllNodes', view.rollout.complete ? 'True' : 'False', view.rollout.complete ? 'AllNodes' : 'NodesPending', view.rollout.summary, previous, now)]),
     ];
     const same = conditions.every((c) => previous.some((p) => p.type === c.type && p.status === c.status && p.reason === c.reason && p.message === c.message));
     if (!same) patch.conditions = conditions;
@@ -92,15 +91,19 @@ interface HostedNetServicesObject {
 }
 
 const CONFLICT = 409;
+const NOT_FOUND = 404;
 
 /**
  * Reads the object, and writes what this node's view calls for with its resourceVersion as
  * precondition, so two nodes never overwrite each other's owner blindly: on a conflict it reads
- * again and decides again. Returns whether anything was written; no object, nothing to do.
+ * again and decides again. Returns whether anything was written; no object (or no CRD yet), nothing to do.
  */
 export async function publishVipOwners(kc: KubeConfig, view: VipView, attempts = 3): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
-    const list = await listJson(kc, HOSTED_NET_SERVICES.path, { fieldSelector: `metadata.name=${HOSTED_NET_SERVICES.name}` });
+    const list = await listJson(kc, HOSTED_NET_SERVICES.path, { fieldSelector: `metadata.name=${HOSTED_NET_SERVICES.name}` }).catch((err: unknown) => {
+      if ((err as { code?: unknown }).code === NOT_FOUND) return { items: [] };
+      throw err;
+    });
     const object = list.items[0] as HostedNetServicesObject | undefined;
     if (object === undefined) return false;
     const patch = planVipOwners(object.status ?? {}, view, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));

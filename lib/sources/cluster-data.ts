@@ -1,4 +1,4 @@
-import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeEntry, OwnedEndpoints, Servable } from '../model.js';
+import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeApiInt, NodeEntry, OwnedEndpoints, Servable } from '../model.js';
 import { LB_NAMES } from '../model.js';
 
 /**
@@ -20,6 +20,8 @@ export interface SourceContribution {
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
   /** The address api-int should move to (HostedNetServices), served once verified. */
   readonly apiIntAddress?: string;
+  /** What each node's monitor reports its CoreDNS answers for api-int (HostedNetServices status); absent without the object. */
+  readonly apiIntReported?: readonly NodeApiInt[];
   /** Gateway DNS: the endpoints each Kuadrant DNSRecord or DNSPolicy asks for, not yet confined. */
   readonly gatewayOwners?: readonly OwnedEndpoints[];
 }
@@ -37,6 +39,8 @@ export interface ClusterData {
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
   /** See SourceContribution.apiIntAddress. */
   readonly apiIntAddress?: string;
+  /** See SourceContribution.apiIntReported. */
+  readonly apiIntReported?: readonly NodeApiInt[];
   readonly gatewayOwners?: readonly OwnedEndpoints[];
 }
 
@@ -69,6 +73,7 @@ export function mergeContributions(contributions: readonly SourceContribution[])
     nodes: withNodes.length === 0 ? undefined : withNodes.flatMap((c) => c.nodes ?? []),
     withheld: Object.assign({}, ...contributions.map((c) => c.withheld ?? {})) as Partial<Record<Servable, string>>,
     ...Object.fromEntries(contributions.filter((c) => c.apiIntAddress !== undefined).slice(0, 1).map((c) => ['apiIntAddress', c.apiIntAddress])),
+    ...Object.fromEntries(contributions.filter((c) => c.apiIntReported !== undefined).slice(0, 1).map((c) => ['apiIntReported', c.apiIntReported])),
     gatewayOwners: contributions.flatMap((c) => c.gatewayOwners ?? []),
   };
 }

@@ -8,16 +8,12 @@ import { domainFrom, type DnsConfig } from './cluster-identity.js';
 import { platformOf, type Infrastructure } from './infra-lbs.js';
 import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
 import { kubeModule } from '../kube/client.js';
-import { listJson } from '../kube/list-json.js';
-import { HOSTED_NET_SERVICES } from './hosted-net-services.js';
 
 export interface ClusterIdentity {
   readonly infrastructure: Infrastructure | undefined;
   readonly platform: Platform | undefined;
   /** Set on bare metal, vSphere, OpenStack, oVirt and Nutanix: the VIPs come from the Infrastructure. */
   readonly onPrem: OnPremPlatform | undefined;
-  /** On-prem, the HostedNetServices CRD is installed: its `cluster` object switches what is served. */
-  readonly switches: boolean;
   readonly domain: string | undefined;
 }
 
@@ -49,15 +45,6 @@ async function retried<T>(read: () => Promise<T>, what: string, log: Logger, dea
   );
 }
 
-/**
- * A collection path answers 404 when no CRD serves it, 200 (perhaps empty) when one does.
- * Selecting the one object keeps this within an RBAC rule that names it.
- */
-async function switchesServed(kc: KubeConfig): Promise<boolean> {
-  await listJson(kc, HOSTED_NET_SERVICES.path, { fieldSelector: `metadata.name=${HOSTED_NET_SERVICES.name}` });
-  return true;
-}
-
 export async function readClusterIdentity(kc: KubeConfig, log: Logger, deadline: number): Promise<ClusterIdentity> {
   const k8s = await kubeModule();
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
@@ -69,7 +56,5 @@ export async function readClusterIdentity(kc: KubeConfig, log: Logger, deadline:
   ]);
   const warn = (msg: string, fields: Record<string, unknown>) => log.warn(msg, fields);
   const onPrem = onPremPlatformOf(infrastructure);
-  const switches = onPrem !== undefined && (await retried(() => switchesServed(kc), `list hostednetservices.${HOSTED_NET_SERVICES.group}`, log, deadline)) === true;
-  if (onPrem !== undefined && !switches) log.info('no HostedNetServices CRD: every name is served and api-int answers the API VIP', { crd: 'manifests/crd-hostednetservices.yaml' });
-  return { infrastructure, platform: platformOf(infrastructure), onPrem, switches, domain: domainFrom(dns, infrastructure, warn) };
+  return { infrastructure, platform: platformOf(infrastructure), onPrem, domain: domainFrom(dns, infrastructure, warn) };
 }

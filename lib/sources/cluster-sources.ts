@@ -1,7 +1,8 @@
 import type { KubeConfig, KubernetesObject, V1ConfigMap, V1Node, V1Service } from '@kubernetes/client-node';
 import { mergeContributions, type ClusterData, type LocalSays, type SourceContribution } from './cluster-data.js';
 import type { KubeError } from '../errors.js';
-import { watchCollection, type WatchedCollection } from '../kube/informer.js';
+import { watchCollection, type WatchedCollection, type WatchOptions } from '../kube/informer.js';
+import { watchWhenServed } from '../kube/when-served.js';
 import { listJson } from '../kube/list-json.js';
 import type { Selection } from '../kube/json-select.js';
 import type { Logger } from '../runtime/log.js';
@@ -58,8 +59,6 @@ export interface ClusterSourceOptions {
    * router Service of type LoadBalancer exists to read.
    */
   readonly onPrem?: boolean;
-  /** The HostedNetServices CRD is served: watch its `cluster` object for the switches. */
-  readonly switches?: boolean;
   /** What the flags already say: sources that could only repeat it are not watched. */
   readonly localSays: LocalSays;
   /** --gateway-zone: Gateway DNS reads Kuadrant DNSRecords, Gateways, DNSPolicies and the kube-system Namespace when non-empty. */
@@ -122,7 +121,12 @@ interface SourceSpec {
   /** What to build of each list answer (see listJson); the whole answer by default. */
   readonly select?: Selection;
   readonly extract: Extract;
+  /** Served by a CRD the admin may install after lbdns starts: read as empty until it is (see watchWhenServed). */
+  readonly crdMayFollow?: { readonly absent: string; readonly served: string };
 }
+
+/** While the HostedNetServices CRD is not installed: how often each node asks whether it is now. */
+const CRD_PROBE_MS = 10_000;
 
 const byName = (name: string) => `metadata.name=${name}`;
 
@@ -172,13 +176,17 @@ function sourceSpecs(opts: ClusterSourceOptions, gateway: GatewayInputs | undefi
       },
     });
   }
-  if (corefile && opts.switches) {
+  if (corefile && opts.onPrem) {
     specs.push({
       name: `hostednetservices ${HOSTED_NET_SERVICES.name}`,
       what: `list hostednetservices.${HOSTED_NET_SERVICES.group}`,
       path: HOSTED_NET_SERVICES.path,
       fieldSelector: byName(HOSTED_NET_SERVICES.name),
       extract: (items, warn) => switchesContribution(items[0] as HostedNetServices | undefined, warn),
+      crdMayFollow: {
+        absent: 'no HostedNetServices CRD: every name is served and api-int answers the API VIP; its switches are read once it is installed',
+        served: 'HostedNetServices CRD installed: its switches are read now',
+      },
     });
   }
   if (corefile && traits.clusterNames) {
@@ -233,7 +241,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
     specs.map(async (spec): Promise<Source> => {
       const warnings = dedupedWarn(opts.log, spec.name, opts.onWarning);
       const contribution: { current: SourceContribution } = { current: {} };
-      const collection = await watchCollection<KubernetesObject>({
+      const watch: WatchOptions<KubernetesObject> = {
         kc: opts.kc,
         name: spec.name,
         what: spec.what,
@@ -251,7 +259,17 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
           warnings.flush();
           opts.onChange();
         },
-      });
+      };
+      const { crdMayFollow } = spec;
+      const collection =
+        crdMayFollow === undefined
+          ? await watchCollection(watch)
+          : await watchWhenServed({
+              ...watch,
+              probeMs: CRD_PROBE_MS,
+              onAbsent: () => opts.log.info(crdMayFollow.absent, { source: spec.name, crd: 'manifests/crd-hostednetservices.yaml' }),
+              onServed: () => opts.log.info(crdMayFollow.served, { source: spec.name }),
+            });
       return { collection, contribution };
     }),
   );

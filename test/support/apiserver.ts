@@ -188,6 +188,8 @@ export interface ApiServer {
   clearRequests(): Promise<void>;
   /** Empties the cluster of what tests made, and sets up the CRDs a test wants. */
   reset(opts?: ResetOptions): Promise<void>;
+  /** Installs the HostedNetServices CRD now, as an admin would after lbdns started (until the next reset). */
+  installHostedNetServices(): Promise<void>;
   /** Stops the server (the API goes away); start() brings the same cluster back on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -466,6 +468,10 @@ export async function startApiServer(opts: ResetOptions & { readonly sans?: read
       }
       crds = { infrastructure, hostedNetServices };
       await api.clearRequests();
+    },
+    installHostedNetServices: async () => {
+      for (const crd of await crdsOf(HOSTED_NET_SERVICES_CRD)) await installCrd(crd);
+      crds = { infrastructure: crds?.infrastructure ?? 'release-4.19', hostedNetServices: true };
     },
     stop: async () => {
       await peer?.stop();
