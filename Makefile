@@ -3,7 +3,7 @@ NODE_MODULES := node_modules/.package-lock.json
 BUNDLE := dist/lbdns.mjs
 SOURCES := $(shell find cmd lib templates -type f) $(wildcard scripts/*.mjs) package.json
 
-.PHONY: all install build bundle example test test-deps peers lint bench clean manifests
+.PHONY: all install build bundle example test test-deps peers lint bench clean manifests cluster-manifests
 
 all: build
 
@@ -44,6 +44,11 @@ lint: $(NODE_MODULES)
 # The manifests derived from others (scripts/manifests.ts says which); a test fails when they drift.
 manifests: $(NODE_MODULES)
 	node --import tsx scripts/manifests.ts
+
+# This cluster's MachineConfigs, with the internal API LB as --api-int-seed for a node's first
+# boot (scripts/cluster-manifests.ts): make cluster-manifests KUBECONFIG=~/.kube/config OUT=DIR
+cluster-manifests: $(NODE_MODULES)
+	node --import tsx scripts/cluster-manifests.ts --kubeconfig "$(KUBECONFIG)" --out "$(OUT)"
 
 bench: $(BUNDLE) test-deps peers
 	node --import tsx bench/run.ts

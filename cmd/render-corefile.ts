@@ -2,6 +2,7 @@ import { Command, Option } from 'clipanion';
 import { renderCorefileCommand } from '../lib/commands/render-corefile.js';
 import { validatePath } from '../lib/grammar/validate.js';
 import { ClusterCommand, exampleOption } from './options.js';
+import { dnsmasqHostsDir } from '../lib/sinks/dnsmasq-output.js';
 
 export class RenderCorefileCommand extends ClusterCommand {
   override example = exampleOption();
@@ -25,17 +26,23 @@ export class RenderCorefileCommand extends ClusterCommand {
 
   out = Option.String('--out', { description: 'Where to write the Corefile, atomically (- or absent: stdout)' });
   diff = Option.Boolean('--diff', false, { description: 'Show what would change in --out without writing' });
+  dnsmasqOut = Option.String('--dnsmasq-out', { description: "Also write the node dnsmasq's drop-in and api-int hosts file from the same data, after the Corefile (see render-dnsmasq); needs --out and --listen; not with --diff" });
   ifUnreachable = Option.String('--if-unreachable', { description: 'keep: when the API server cannot be read within --wait-timeout, leave a Corefile at --out that passes the check as it is and exit 0 (default fail)' });
 
   override checkFlags(): void {
     super.checkFlags();
     if (this.out !== undefined) validatePath('--out', this.out);
+    if (this.dnsmasqOut !== undefined) {
+      validatePath('--dnsmasq-out', this.dnsmasqOut);
+      dnsmasqHostsDir(this.dnsmasqOut, '--dnsmasq-out');
+    }
   }
 
   override async execute(): Promise<number> {
     return renderCorefileCommand({
       ...this.inputs({ out: this.out }),
       diff: this.diff,
+      dnsmasqOut: this.dnsmasqOut,
       ifUnreachable: this.ifUnreachable,
       cluster: this.clusterSource(),
     });

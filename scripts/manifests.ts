@@ -124,32 +124,76 @@ export interface NodeFile {
   readonly contents: string;
 }
 
-function nodeTree(dir = join(MANIFEST_DIR, NODE_TREE)): NodeFile[] {
+/** The files of a node tree (a directory of manifests/ whose paths are the paths on the node). */
+function nodeTree(tree: string, dir = join(MANIFEST_DIR, tree)): NodeFile[] {
   return readdirSync(dir, { withFileTypes: true })
     .sort((a, b) => (a.name < b.name ? -1 : 1))
     .flatMap((entry) => {
       const full = join(dir, entry.name);
-      if (entry.isDirectory()) return nodeTree(full);
+      if (entry.isDirectory()) return nodeTree(tree, full);
       const source = relative(MANIFEST_DIR, full);
       const mode = (statSync(full).mode & 0o111) !== 0 ? 0o755 : 0o644;
-      return [{ path: `/${relative(join(MANIFEST_DIR, NODE_TREE), full)}`, source, mode, contents: readFileSync(full, 'utf8') }];
+      return [{ path: `/${relative(join(MANIFEST_DIR, tree), full)}`, source, mode, contents: readFileSync(full, 'utf8') }];
+    });
+}
+
+/** A systemd unit a node gets: enabled when it says where it is installed ([Install]). */
+export interface NodeUnit {
+  readonly name: string;
+  readonly source: string;
+  readonly enabled: boolean;
+  readonly contents: string;
+}
+
+function unitsOf(dir: string): NodeUnit[] {
+  return readdirSync(join(MANIFEST_DIR, dir))
+    .sort()
+    .map((name) => {
+      const contents = read(join(dir, name));
+      return { name, source: join(dir, name), enabled: /^\[Install\]$/m.test(contents), contents };
     });
 }
 
 /** The bring-your-own-DNS variant: one pod for every node. */
 export const BYO_POD = 'byo/static-pod-apps-only.yaml';
 
-/** Every file a node of `role` gets, sorted by path; `pod`: the static pod it runs. */
-export function nodeFiles(role: MachineRole, sources: ReadonlyMap<string, string> = new Map(), pod: string = MACHINE_ROLES[role]): NodeFile[] {
-  const contents = sources.get(pod) ?? read(pod);
-  return [{ path: STATIC_POD_PATH, source: pod, mode: 0o644, contents }, ...nodeTree()].sort((a, b) => (a.path < b.path ? -1 : 1));
+/**
+ * What an install gives its nodes: the directory of manifests/ its files go to, the static pod
+ * each role runs, the node trees every node gets and the systemd units, if any.
+ */
+export interface Variant {
+  readonly dir: '' | 'byo/' | 'onprem/';
+  readonly pods: Readonly<Record<MachineRole, string>>;
+  readonly trees: readonly string[];
+  readonly units?: string;
 }
+
+export const VARIANTS = {
+  /** Cloud custom DNS (AWS, GCP, Azure). */
+  cloud: { dir: '', pods: MACHINE_ROLES, trees: [NODE_TREE] },
+  /** Bring your own DNS: the user's servers answer api and api-int; `*.apps` only here. */
+  byo: { dir: 'byo/', pods: { master: BYO_POD, worker: BYO_POD }, trees: [NODE_TREE] },
+  /** On-prem: the node's dnsmasq on port 53 in front of CoreDNS on 127.0.0.1:5353. */
+  onprem: { dir: 'onprem/', pods: { master: 'onprem/static-pod-control-plane.yaml', worker: 'onprem/static-pod-worker.yaml' }, trees: [NODE_TREE, 'onprem/node'], units: 'onprem/systemd' },
+} as const satisfies Record<string, Variant>;
+export type VariantName = keyof typeof VARIANTS;
+
+/** Every file a node of `role` gets, sorted by path: the variant's static pod, then its node trees. */
+export function nodeFiles(role: MachineRole, sources: ReadonlyMap<string, string> = new Map(), variant: Variant = VARIANTS.cloud): NodeFile[] {
+  const pod = variant.pods[role];
+  const contents = sources.get(pod) ?? read(pod);
+  return [{ path: STATIC_POD_PATH, source: pod, mode: 0o644, contents }, ...variant.trees.flatMap((tree) => nodeTree(tree))].sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+/** The variant's systemd units, by name. */
+export const nodeUnits = (variant: Variant): NodeUnit[] => (variant.units === undefined ? [] : unitsOf(variant.units));
 
 /** A file's contents as Ignition takes them inline: a base64 data URL. */
 export const dataUrl = (text: string): string => `data:text/plain;charset=utf-8;base64,${Buffer.from(text, 'utf8').toString('base64')}`;
 
-export function machineConfig(role: MachineRole, sources: ReadonlyMap<string, string> = new Map(), pod: string = MACHINE_ROLES[role]): string {
-  const files = nodeFiles(role, sources, pod);
+export function machineConfig(role: MachineRole, sources: ReadonlyMap<string, string> = new Map(), variant: Variant = VARIANTS.cloud, header = GENERATED('scripts/manifests.ts')): string {
+  const files = nodeFiles(role, sources, variant);
+  const units = nodeUnits(variant);
   const object = {
     apiVersion: 'machineconfiguration.openshift.io/v1',
     kind: 'MachineConfig',
@@ -160,11 +204,47 @@ export function machineConfig(role: MachineRole, sources: ReadonlyMap<string, st
         storage: {
           files: files.map((f) => ({ path: f.path, mode: f.mode, overwrite: true, contents: { source: dataUrl(f.contents) } })),
         },
+        ...(units.length === 0 ? {} : { systemd: { units: units.map((u) => ({ name: u.name, ...(u.enabled ? { enabled: true } : {}), contents: u.contents })) } }),
       },
     },
   };
-  const list = files.map((f) => `#   ${f.path} (${f.mode.toString(8)}) from manifests/${f.source}\n`).join('');
-  return `${GENERATED('scripts/manifests.ts')}# Every ${role} node gets these files through the Machine Config Operator, so a replaced or\n# added node gets them too:\n${list}${dump(object, { lineWidth: -1, noRefs: true })}`;
+  const list = [...files.map((f) => `#   ${f.path} (${f.mode.toString(8)}) from manifests/${f.source}\n`), ...units.map((u) => `#   systemd unit ${u.name}${u.enabled ? ' (enabled)' : ''} from manifests/${u.source}\n`)].join('');
+  return `${header}# Every ${role} node gets these files through the Machine Config Operator, so a replaced or\n# added node gets them too:\n${list}${dump(object, { lineWidth: -1, noRefs: true })}`;
+}
+
+/** Replaces `from` by `to` where it occurs exactly `times` times: a source that changed shape fails loudly. */
+function replaceCounted(text: string, from: string, to: string, times: number, source: string): string {
+  const found = text.split(from).length - 1;
+  if (found !== times) throw new Error(`${source}: expected ${times} of ${JSON.stringify(from)}, found ${found}`);
+  return text.replaceAll(from, to);
+}
+
+/** Where the on-prem pods keep the node dnsmasq's drop-in: the same path on the host and in the containers, since the drop-in names its hosts directory by path. */
+export const DNSMASQ_DIR = '/var/lib/lbdns-dnsmasq';
+
+/** A pod of the cloud layout as the on-prem layout runs it: CoreDNS on 127.0.0.1:5353, the dnsmasq drop-in kept beside the Corefile. */
+function onPremPod(pod: string, source: string): string {
+  const body = pod.replace(/^(#.*\n)+/, '');
+  let out = replaceCounted(body, '        - --out=/etc/coredns/Corefile\n', `        - --out=/etc/coredns/Corefile\n        - --listen=127.0.0.1:5353\n        - --dnsmasq-out=${DNSMASQ_DIR}/lbdns.conf\n`, 2, source);
+  out = replaceCounted(out, '        - { name: nm-resolv, mountPath: /host/run/NetworkManager, readOnly: true }\n', `        - { name: nm-resolv, mountPath: /host/run/NetworkManager, readOnly: true }\n        - { name: dnsmasq, mountPath: ${DNSMASQ_DIR} }\n`, 1, source);
+  out = replaceCounted(out, '      hostPath: { path: /var/run/NetworkManager, type: Directory }\n', `      hostPath: { path: /var/run/NetworkManager, type: Directory }\n    # The node's dnsmasq (lbdns-dnsmasq.service) reads the drop-in here; the same path inside.\n    - name: dnsmasq\n      hostPath: { path: ${DNSMASQ_DIR}, type: DirectoryOrCreate }\n`, 1, source);
+  return (
+    GENERATED(source) +
+    "# Static pod of the on-prem layout (docs/on-prem.md): the node's dnsmasq answers port 53 and\n" +
+    '# api-int itself; this CoreDNS answers the rest of the cluster\'s names on 127.0.0.1:5353, and\n' +
+    "# both lbdns containers keep dnsmasq's drop-in and api-int hosts file in /var/lib/lbdns-dnsmasq\n" +
+    '# beside the Corefile. Why each volume, identity and setting: see static-pod-control-plane.yaml.\n' +
+    out
+  );
+}
+
+/** The pods' lbdns containers given `--api-int-seed` (see cluster-manifests.ts): a node's first boot finds the API without DNS. */
+export function withApiIntSeed(pod: string, seeds: readonly string[], source: string): string {
+  if (seeds.length === 0) return pod;
+  const lines = pod.split('\n');
+  const roles = lines.filter((l) => /^ {8}- --role=\S+$/.test(l)).length;
+  if (roles !== 2) throw new Error(`${source}: expected the two lbdns containers' --role lines, found ${roles}`);
+  return lines.flatMap((l) => (/^ {8}- --role=\S+$/.test(l) ? [l, ...seeds.map((seed) => `        - --api-int-seed=${seed}`)] : [l])).join('\n');
 }
 
 /** Every generated file, relative to manifests/, with its contents. */
@@ -172,9 +252,14 @@ export function generatedManifests(): Map<string, string> {
   const out = new Map<string, string>();
   out.set(MACHINE_ROLES.worker, workerPod(read(MACHINE_ROLES.master)));
   for (const platform of PLATFORMS) out.set(`platform/${platform.toLowerCase()}.yaml`, platformRbac(platform));
-  for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) out.set(`machineconfigs/99-${role}-lbdns.yaml`, machineConfig(role, out));
   out.set(BYO_POD, appsOnlyPod(read(MACHINE_ROLES.master)));
-  for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) out.set(`byo/machineconfigs/99-${role}-lbdns.yaml`, machineConfig(role, out, BYO_POD));
+  for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) {
+    const source = out.get(MACHINE_ROLES[role]) ?? read(MACHINE_ROLES[role]);
+    out.set(VARIANTS.onprem.pods[role], onPremPod(source, MACHINE_ROLES.master));
+  }
+  for (const variant of Object.values(VARIANTS)) {
+    for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) out.set(`${variant.dir}machineconfigs/99-${role}-lbdns.yaml`, machineConfig(role, out, variant));
+  }
   return out;
 }
 

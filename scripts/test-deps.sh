@@ -2,7 +2,8 @@
 # Installs the Debian tools some tests use, only when they are missing (promtool: the
 # prometheus package, for the alert rules and /metrics checks; shellcheck, for the node's
 # NetworkManager script; dnsmasq, for the drop-in lbdns renders for the node's dnsmasq;
-# openssl, for the certificates of the TLS tests; dnsperf, for make bench's CoreDNS throughput).
+# openssl, for the certificates of the TLS tests; dnsperf, for make bench's CoreDNS throughput;
+# systemd, whose systemd-analyze verifies the on-prem layout's units).
 set -euo pipefail
 need=()
 command -v named-checkzone >/dev/null 2>&1 || need+=(bind9-utils)
@@ -12,6 +13,7 @@ command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq-base)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf)
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "test-deps: missing ${need[*]} and cannot apt-get them here; the tests that use them will fail" >&2

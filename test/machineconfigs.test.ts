@@ -7,12 +7,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load as parseYaml } from 'js-yaml';
-import { BYO_POD, generatedManifests, MACHINE_ROLES, MANIFEST_DIR, nodeFiles, STATIC_POD_PATH, type MachineRole } from '../scripts/manifests.js';
+import { BYO_POD, generatedManifests, MACHINE_ROLES, MANIFEST_DIR, nodeFiles, nodeUnits, STATIC_POD_PATH, VARIANTS, type MachineRole } from '../scripts/manifests.js';
 import { sharedApiServer } from './support/apiserver.js';
 import type { KubeObject } from './support/kube-api-server.js';
 
@@ -21,7 +21,13 @@ const ROLES = Object.keys(MACHINE_ROLES) as MachineRole[];
 const DISPATCHER = join(MANIFEST_DIR, 'node/etc/NetworkManager/dispatcher.d/30-lbdns-resolv-prepender');
 
 interface MachineConfig extends KubeObject {
-  readonly spec: { readonly config: { readonly ignition: { readonly version: string }; readonly storage: { readonly files: readonly { path: string; mode: number; overwrite: boolean; contents: { source: string } }[] } } };
+  readonly spec: {
+    readonly config: {
+      readonly ignition: { readonly version: string };
+      readonly storage: { readonly files: readonly { path: string; mode: number; overwrite: boolean; contents: { source: string } }[] };
+      readonly systemd?: { readonly units: readonly { name: string; enabled?: boolean; contents: string }[] };
+    };
+  };
 }
 
 const machineConfig = async (role: MachineRole, variant = ''): Promise<MachineConfig> => parseYaml(await readFile(join(MANIFEST_DIR, `${variant}machineconfigs/99-${role}-lbdns.yaml`), 'utf8')) as MachineConfig;
@@ -35,11 +41,12 @@ test('every derived manifest is what `make manifests` generates from its sources
 test('the real kube-apiserver accepts each MachineConfig under the real MachineConfig CRD (server-side apply, dry run, strict)', async () => {
   const server = await sharedApiServer();
   await server.reset();
-  for (const variant of ['', 'byo/']) {
+  for (const variant of Object.values(VARIANTS)) {
     for (const role of ROLES) {
-      const applied = await server.dryRunApply<MachineConfig>(await machineConfig(role, variant));
+      const applied = await server.dryRunApply<MachineConfig>(await machineConfig(role, variant.dir));
       assert.is(applied.metadata?.labels?.['machineconfiguration.openshift.io/role'], role);
-      assert.is(applied.spec.config.storage.files.length, nodeFiles(role).length, 'no file pruned');
+      assert.is(applied.spec.config.storage.files.length, nodeFiles(role, new Map(), variant).length, 'no file pruned');
+      assert.equal(applied.spec.config.systemd?.units.map((u) => u.name) ?? [], nodeUnits(variant).map((u) => u.name), 'no unit pruned');
     }
   }
 });
@@ -68,6 +75,42 @@ test("the bring-your-own-DNS MachineConfigs give masters and workers the apps-on
     assert.equal(decoded.map((f) => f.path), nodeFiles(role).map((f) => f.path));
     assert.is(decoded.find((f) => f.path === STATIC_POD_PATH)?.contents, await readFile(join(MANIFEST_DIR, BYO_POD), 'utf8'));
   }
+});
+
+test("the on-prem MachineConfigs add the node's dnsmasq: its configuration, and its units, the service and the path unit enabled", async () => {
+  for (const role of ROLES) {
+    const mc = await machineConfig(role, 'onprem/');
+    const paths = mc.spec.config.storage.files.map((f) => f.path);
+    assert.equal(paths, nodeFiles(role, new Map(), VARIANTS.onprem).map((f) => f.path));
+    assert.ok(paths.includes('/etc/lbdns/dnsmasq.conf') && paths.some((p) => p.endsWith('30-lbdns-resolv-prepender')), paths.join(' '));
+    assert.equal(mc.spec.config.systemd?.units.map((u) => [u.name, u.enabled ?? false]), [['lbdns-dnsmasq-config.path', true], ['lbdns-dnsmasq-restart.service', false], ['lbdns-dnsmasq.service', true]]);
+  }
+});
+
+test("Debian's dnsmasq accepts the node dnsmasq's configuration as shipped, in the directory its unit makes", async () => {
+  const conf = await readFile(join(MANIFEST_DIR, 'onprem/node/etc/lbdns/dnsmasq.conf'), 'utf8');
+  const unit = await readFile(join(MANIFEST_DIR, 'onprem/systemd/lbdns-dnsmasq.service'), 'utf8');
+  const stateDir = /^StateDirectory=(\S+)$/m.exec(unit)?.[1];
+  assert.match(conf, new RegExp(`^conf-dir=/var/lib/${stateDir},\\*\\.conf$`, 'm'), 'the drop-in directory is the one systemd makes before dnsmasq starts');
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-dnsmasq-conf-'));
+  try {
+    await mkdir(join(dir, stateDir ?? ''));
+    await writeFile(join(dir, 'dnsmasq.conf'), conf.replace('conf-dir=/var/lib/', `conf-dir=${dir}/`));
+    await run('/usr/sbin/dnsmasq', ['--test', `--conf-file=${join(dir, 'dnsmasq.conf')}`]).catch((err: NodeJS.ErrnoException & { stderr?: string }) => {
+      if (err.code === 'ENOENT') throw new Error('dnsmasq is not installed: run "make test-deps" (as root; installs dnsmasq-base), which "make test" does');
+      throw new Error(`dnsmasq --test:\n${err.stderr ?? ''}`);
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('systemd-analyze verifies the on-prem units: their syntax, the programs they run and the units they name', async () => {
+  const dir = join(MANIFEST_DIR, VARIANTS.onprem.units);
+  await run('systemd-analyze', ['verify', ...nodeUnits(VARIANTS.onprem).map((u) => join(dir, u.name))]).catch((err: NodeJS.ErrnoException & { stderr?: string }) => {
+    if (err.code === 'ENOENT') throw new Error('systemd-analyze is not installed: run "make test-deps" (as root; installs systemd), which "make test" does');
+    throw new Error(`systemd-analyze verify:\n${err.stderr ?? ''}`);
+  });
 });
 
 test('shellcheck finds nothing in the NetworkManager dispatcher script', async () => {

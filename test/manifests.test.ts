@@ -185,6 +185,33 @@ test("the bring-your-own-DNS pod is the control-plane pod with --role=apps-only,
   assert.equal(asControlPlane, JSON.parse(JSON.stringify(controlPlane.spec)));
 });
 
+test("the on-prem pods are the cloud pods with CoreDNS on 127.0.0.1:5353 and both lbdns containers keeping the node dnsmasq's drop-in on a volume at the host's own path", async () => {
+  for (const [file, role] of [['onprem/static-pod-control-plane.yaml', 'control-plane'], ['onprem/static-pod-worker.yaml', 'worker']] as const) {
+    const object = parseYaml(await readFile(join(MANIFEST_DIR, file), 'utf8')) as Manifest['object'];
+    const [pod] = workloads([{ file, object }]);
+    assert.ok(pod);
+    const refs = lbdnsContainers([pod]);
+    assert.equal(refs.map((ref) => parseArgs(argsOf(ref)).role), [role, role]);
+    for (const ref of refs) {
+      const args = argsOf(ref);
+      assert.ok(args.includes('--listen=127.0.0.1:5353'), ref.label);
+      const dropIn = args.find((a) => a.startsWith('--dnsmasq-out='))?.slice('--dnsmasq-out='.length) ?? '';
+      const on = mountOf(ref.container, dropIn);
+      assert.ok(on, `${ref.label}: ${dropIn} lies on a volume`);
+      assert.is(pod.spec.volumes?.find((v) => v.name === on?.mount.name)?.hostPath?.path, on?.mount.mountPath, 'the drop-in names its hosts directory by path: the same on the host');
+    }
+    const cloud = only(staticPods.filter((p) => p.manifest.file === `static-pod-${role}.yaml`), `static-pod-${role}.yaml`);
+    const withoutLayout = JSON.parse(
+      JSON.stringify(pod.spec, (key, value: unknown) => {
+        if (key === 'args' && Array.isArray(value)) return value.filter((a) => a !== '--listen=127.0.0.1:5353' && !String(a).startsWith('--dnsmasq-out='));
+        if ((key === 'volumeMounts' || key === 'volumes') && Array.isArray(value)) return value.filter((v: { name?: string }) => v.name !== 'dnsmasq');
+        return value;
+      }),
+    ) as unknown;
+    assert.equal(withoutLayout, JSON.parse(JSON.stringify(cloud.spec)), `${file}: nothing else differs`);
+  }
+});
+
 test('static pods use the host network, are node-critical and tolerate every taint', () => {
   for (const pod of staticPods) {
     assert.is(pod.spec.hostNetwork, true, pod.label);

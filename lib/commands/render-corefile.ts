@@ -1,4 +1,6 @@
-import { EXIT, isApiUnreachable, ValidationError } from '../errors.js';
+import { ConfigError, EXIT, isApiUnreachable, ValidationError } from '../errors.js';
+import { checkDnsmasqListen } from '../render/dnsmasq.js';
+import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
 import { loadRawConfig } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import { renderCorefile } from '../render/corefile.js';
@@ -15,6 +17,8 @@ type IfUnreachable = (typeof IF_UNREACHABLE)[number];
 
 export interface RenderCorefileOptions extends CommandInputs {
   readonly diff: boolean;
+  /** --dnsmasq-out: the node dnsmasq's drop-in, written after the Corefile from the same record set. */
+  readonly dnsmasqOut?: string | undefined;
   /** `keep`: when the API server cannot be read, a Corefile at --out that passes the check stays as it is (exit 0). */
   readonly ifUnreachable?: string | undefined;
   /** Read the cluster; absent: flags and files only. */
@@ -56,6 +60,10 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
   const state = gathered;
   const template = await loadTemplate(state.raw.template);
   const out = state.raw.out;
+  if (opts.dnsmasqOut !== undefined) {
+    if (out === undefined || out === '-' || opts.diff) throw new ConfigError('--dnsmasq-out writes the drop-in beside a Corefile written to a file: give --out FILE, without --diff');
+    checkDnsmasqListen(state.recordSet.listen);
+  }
   const gateway = state.spec.gateway && out !== undefined && out !== '-' ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, state.spec.gateway.zones) } : undefined;
   const recordSet = gateway ? { ...state.recordSet, ...gateway } : state.recordSet;
   const text = renderCorefile(recordSet, template.text, template.source);
@@ -66,6 +74,12 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
   }
   const emitted = await emitCorefile(text, out, opts.diff, opts.io.stdout);
   if (emitted.kind === 'file') log.info(emitted.written ? 'Corefile written' : 'Corefile unchanged', { path: emitted.path });
+  if (opts.dnsmasqOut !== undefined) {
+    // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
+    const written = await writeDnsmasq(opts.dnsmasqOut, state.recordSet, '--dnsmasq-out');
+    log.info(written.dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: written.dropIn.path });
+    if (written.hosts.written) log.info("dnsmasq's api-int hosts file written", { path: written.hosts.path });
+  }
   // As diff(1) and check-dns: a script can ask whether the Corefile would change.
   if (emitted.kind === 'diff' && emitted.diff !== '') return EXIT.mismatch;
   return EXIT.ok;

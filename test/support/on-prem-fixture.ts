@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { identityKubeconfig, node, type ClusterFixture, type FakeClusterFixture, type Identity } from './cluster-fixture.js';
-import { INFRASTRUCTURE_CRDS, sharedApiServer } from './apiserver.js';
+import { INFRASTRUCTURE_CRDS, sharedApiServer, startApiServer } from './apiserver.js';
 import { resourceType, startKubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
 import { onPremStatusKey } from '../../lib/sources/on-prem-vips.js';
 import type { OnPremPlatform } from '../../lib/model.js';
@@ -45,6 +45,8 @@ export interface OnPremOptions extends Identity {
   readonly status?: Record<string, unknown>;
   /** Install the HostedNetServices CRD. */
   readonly switches?: boolean;
+  /** A server of the test's own, closed with the fixture: for a certificate that names more (api-int). */
+  readonly own?: { readonly sans?: readonly string[] };
 }
 
 export interface FakeOnPremOptions extends Omit<OnPremOptions, 'rules' | 'as'> {
@@ -57,8 +59,9 @@ const HNS_TYPE = resourceType('lbdns.io/v1alpha1', 'hostednetservices', 'HostedN
 /** Empties the shared real kube-apiserver and seeds the cluster; the caller closes it. */
 export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
   const platform = opts.platform ?? 'BareMetal';
-  const server = await sharedApiServer();
-  await server.reset({ infrastructureCrd: opts.crd ?? 'main', hostedNetServices: opts.switches ?? false });
+  const crds = { infrastructureCrd: opts.crd ?? 'main', hostedNetServices: opts.switches ?? false } as const;
+  const server = opts.own ? await startApiServer({ ...crds, ...opts.own }) : await sharedApiServer();
+  if (!opts.own) await server.reset(crds);
   await server.create(infrastructure(platform, opts.status));
   await server.create(node('master-0', ['192.168.111.20']));
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
@@ -67,7 +70,10 @@ export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
     dir,
     kubeconfig: await identityKubeconfig(server, opts, dir),
     out: join(dir, 'Corefile'),
-    close: () => rm(dir, { recursive: true, force: true }),
+    close: async () => {
+      if (opts.own) await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }
 /** The same cluster in the test API server, for fault tests; the caller closes it. */

@@ -1,0 +1,199 @@
+/**
+ * The on-prem layout as shipped: `make cluster-manifests` renders a cluster's MachineConfigs
+ * once, and a new node, from an empty host, runs what they carry — the static pod's
+ * initContainer (real lbdns, real kube-apiserver found through the seed), real CoreDNS on the
+ * Corefile it wrote, and Debian's dnsmasq configured as the MachineConfig configures it. Only
+ * what a node does differently on loopback is changed: ports (the upstream's given directly,
+ * since a resolv.conf cannot name one), and every path under a temp root.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { Resolver } from 'node:dns/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { dump as toYaml, load as parseYaml } from 'js-yaml';
+import { clusterManifests } from '../scripts/cluster-manifests.js';
+import { DNSMASQ_DIR, STATIC_POD_PATH } from '../scripts/manifests.js';
+import { createLogger } from '../lib/runtime/log.js';
+import { API_INT_IP, startCluster, until } from './support/cluster-fixture.js';
+import { startCoreDns } from './support/coredns.js';
+import { startDnsServer } from './support/dns-server.js';
+import { API_VIP, DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
+import { freePort } from './support/peers.js';
+import { logLines, runLbdns } from './support/run-cli.js';
+import type { PodSpec } from './support/manifests.js';
+
+const quiet = createLogger({ write: () => true });
+
+interface MachineConfig {
+  readonly spec: {
+    readonly config: {
+      readonly storage: { readonly files: readonly { path: string; contents: { source: string } }[] };
+      readonly systemd?: { readonly units: readonly { name: string; enabled?: boolean; contents: string }[] };
+    };
+  };
+}
+
+/** The files a MachineConfig puts on a node, path → contents. */
+function filesOf(text: string): Map<string, string> {
+  const mc = parseYaml(text) as MachineConfig;
+  return new Map(mc.spec.config.storage.files.map((f) => [f.path, Buffer.from(f.contents.source.split(',')[1] ?? '', 'base64').toString('utf8')]));
+}
+
+const unitsOf = (text: string) => (parseYaml(text) as MachineConfig).spec.config.systemd?.units ?? [];
+
+/** A path a container is given, on the host under `root`: through the volume it lies on. */
+function hostPathOf(pod: PodSpec, container: string, path: string, root: string): string {
+  const c = [...(pod.initContainers ?? []), ...pod.containers].find((x) => x.name === container);
+  const mount = (c?.volumeMounts ?? []).filter((m) => path === m.mountPath || path.startsWith(`${m.mountPath}/`)).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+  const volume = pod.volumes?.find((v) => v.name === mount?.name);
+  if (mount === undefined || volume?.hostPath === undefined) throw new Error(`${container}: ${path} lies on no hostPath volume`);
+  return join(root, volume.hostPath.path, path.slice(mount.mountPath.length));
+}
+
+/** A kubelet's kubeconfig: the API server named api-int.<domain>, which resolves nowhere. */
+async function kubeletKubeconfig(path: string, server: { url: string; ca: string; adminToken: string }): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(
+    path,
+    toYaml({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${new URL(server.url).port}`, 'certificate-authority-data': Buffer.from(server.ca).toString('base64') } }],
+      users: [{ name: 'u', user: { token: server.adminToken } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+  );
+}
+
+/** Debian's dnsmasq with the shipped configuration, on loopback: its port, addresses and paths moved, nothing else. */
+async function startNodeDnsmasq(shipped: string, root: string, upstream: string): Promise<{ resolver: Resolver; stop(): Promise<void> }> {
+  const port = await freePort();
+  const conf = join(root, 'etc/lbdns/dnsmasq.conf');
+  await mkdir(dirname(conf), { recursive: true });
+  const lines = shipped.split('\n').flatMap((line) => {
+    if (line === 'port=53') return [`port=${port}`];
+    if (line === 'bind-dynamic') return ['listen-address=127.0.0.1', 'bind-interfaces'];
+    // A resolv.conf cannot name a port: the test's upstream is given as a server line instead.
+    if (line.startsWith('resolv-file=')) return ['no-resolv', `server=${upstream.replace(':', '#')}`];
+    if (line.startsWith('conf-dir=')) return [`conf-dir=${join(root, line.slice('conf-dir='.length))}`];
+    return [line];
+  });
+  await writeFile(conf, [...lines, 'log-facility=-', ...(process.getuid?.() === 0 ? ['user=root'] : [])].join('\n'));
+  const child = spawn('/usr/sbin/dnsmasq', ['--keep-in-foreground', `--conf-file=${conf}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const resolver = new Resolver({ timeout: 1000, tries: 1 });
+  resolver.setServers([`127.0.0.1:${port}`]);
+  await until('dnsmasq answers', async () => {
+    if (child.exitCode !== null) throw new Error(`dnsmasq exited: ${stderr}`);
+    return resolver.resolve4(`api-int.${DOMAIN}`).then(() => true, () => false);
+  }, 5000);
+  return {
+    resolver,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+test('cluster-manifests renders an on-prem cluster\'s MachineConfigs with its API VIP as the first boot\'s seed, in both lbdns containers', async () => {
+  await withOnPrem({}, async (c) => {
+    const made = await clusterManifests(c.kubeconfig, quiet);
+    assert.is(made.variant, 'onprem');
+    assert.equal(made.seeds, [API_VIP]);
+    for (const [file, text] of made.files) {
+      const pod = parseYaml(filesOf(text).get(STATIC_POD_PATH) ?? '') as { spec: PodSpec };
+      const seeded = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].filter((x) => x.args?.includes(`--api-int-seed=${API_VIP}`)).map((x) => x.name);
+      assert.equal(seeded, ['render-corefile', 'lbdns-monitor'], file);
+    }
+  });
+});
+
+test("cluster-manifests renders a cloud cluster's MachineConfigs with the internal API LB of the installer's LB config", async () => {
+  const c = await startCluster();
+  try {
+    const made = await clusterManifests(c.kubeconfig, quiet);
+    assert.is(made.variant, 'cloud');
+    assert.equal(made.seeds, [API_INT_IP]);
+    assert.match(filesOf(made.files.get('99-worker-lbdns.yaml') ?? '').get(STATIC_POD_PATH) ?? '', /--role=worker\n\s+- --api-int-seed=/);
+  } finally {
+    await c.close();
+  }
+});
+
+test('a new on-prem node from an empty host: the seeded initContainer renders the Corefile and the dnsmasq drop-in, and the node\'s dnsmasq as shipped answers api-int with CoreDNS down and sends the other names where they belong', async () => {
+  await withOnPrem({ own: { sans: [`api-int.${DOMAIN}`] }, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    const made = await clusterManifests(c.kubeconfig, quiet);
+    const mc = made.files.get('99-master-lbdns.yaml') ?? '';
+    const files = filesOf(mc);
+    const pod = (parseYaml(files.get(STATIC_POD_PATH) ?? '') as { spec: PodSpec }).spec;
+    const init = pod.initContainers?.[0];
+    assert.is(init?.name, 'render-corefile');
+
+    // The drop-in names its hosts directory by path, which the node's dnsmasq must find: the container's path is the host's.
+    const mount = init?.volumeMounts?.find((m) => m.mountPath === DNSMASQ_DIR);
+    assert.is(pod.volumes?.find((v) => v.name === mount?.name)?.hostPath?.path, DNSMASQ_DIR);
+    const dnsmasqService = unitsOf(mc).find((u) => u.name === 'lbdns-dnsmasq.service');
+    assert.ok(dnsmasqService?.enabled, 'dnsmasq is enabled at boot');
+    assert.match(dnsmasqService?.contents ?? '', /^ExecStart=\/usr\/sbin\/dnsmasq --keep-in-foreground --conf-file=\/etc\/lbdns\/dnsmasq.conf$/m);
+    assert.match(unitsOf(mc).find((u) => u.name === 'lbdns-dnsmasq-config.path')?.contents ?? '', new RegExp(`^PathChanged=${DNSMASQ_DIR}/lbdns.conf$`, 'm'));
+
+    const root = await mkdtemp(join(tmpdir(), 'lbdns-node-'));
+    const upstream = await startDnsServer();
+    let coredns: Awaited<ReturnType<typeof startCoreDns>> | undefined;
+    let dnsmasq: Awaited<ReturnType<typeof startNodeDnsmasq>> | undefined;
+    try {
+      upstream.set('www.example.org', { A: ['192.0.2.80'] });
+      // NetworkManager's resolv.conf cannot name the test upstream's port: lbdns is told it directly.
+      const corednsPort = await freePort();
+      const servicePorts = [`--health-port=${await freePort()}`, `--ready-port=${await freePort()}`];
+      const args = (init?.args ?? []).flatMap((arg): string[] => {
+        if (arg === '/var/lib/kubelet/kubeconfig') return [hostPathOf(pod, 'render-corefile', arg, root)];
+        const [flag, value] = arg.split(/=(.*)/s) as [string, string | undefined];
+        if (flag === '--resolv-conf') return ['--upstream', upstream.address];
+        if (flag === '--listen') return [`--listen=127.0.0.1:${corednsPort}`, ...servicePorts];
+        if ((flag === '--out' || flag === '--dnsmasq-out') && value !== undefined) return [`${flag}=${hostPathOf(pod, 'render-corefile', value, root)}`];
+        if (flag === '--wait-timeout') return ['--wait-timeout=20s'];
+        return [arg];
+      });
+      // What the kubelet does for the pod: the DirectoryOrCreate volumes exist before a container starts.
+      for (const v of pod.volumes ?? []) if (v.hostPath?.type === 'DirectoryOrCreate') await mkdir(join(root, v.hostPath.path), { recursive: true });
+      await kubeletKubeconfig(hostPathOf(pod, 'render-corefile', '/var/lib/kubelet/kubeconfig', root), { url: c.server.url, ca: c.server.ca, adminToken: c.server.adminToken });
+
+      const r = await runLbdns(args);
+      assert.is(r.code, 0, r.stderr);
+      assert.ok(logLines(r.stderr).some((l) => String(l.msg).startsWith('no Corefile serves api-int yet (a first boot)')), 'the API server was found through the seed');
+      const corefile = hostPathOf(pod, 'render-corefile', '/etc/coredns/Corefile', root);
+      const dropIn = join(root, DNSMASQ_DIR, 'lbdns.conf');
+      assert.match(await readFile(dropIn, 'utf8'), new RegExp(`^server=/${DOMAIN}/127.0.0.1#${corednsPort}$`, 'm'));
+
+      coredns = await startCoreDns(corefile, { port: corednsPort });
+      dnsmasq = await startNodeDnsmasq(files.get('/etc/lbdns/dnsmasq.conf') ?? '', root, upstream.address);
+      assert.equal(await dnsmasq.resolver.resolve4(`api-int.${DOMAIN}`), ['127.0.0.1'], 'api-int from the hosts file lbdns keeps');
+      assert.equal(await dnsmasq.resolver.resolve4(`x.apps.${DOMAIN}`), [INGRESS_VIP], '*.apps through CoreDNS');
+      assert.equal(await dnsmasq.resolver.resolve4(`master-0.${DOMAIN}`), ['192.168.111.20'], 'node names through CoreDNS');
+      assert.equal(await dnsmasq.resolver.resolve4('www.example.org'), ['192.0.2.80'], 'other names to the upstreams NetworkManager learned');
+
+      await coredns.close();
+      coredns = undefined;
+      assert.equal(await dnsmasq.resolver.resolve4(`api-int.${DOMAIN}`), ['127.0.0.1'], 'api-int with CoreDNS down');
+      const started = Date.now();
+      const aaaa = await dnsmasq.resolver.resolve6(`api-int.${DOMAIN}`).then(() => 'answered', (e: NodeJS.ErrnoException) => e.code);
+      assert.is(aaaa, 'ENODATA');
+      assert.ok(Date.now() - started < 300, 'AAAA answered at once, not forwarded to the CoreDNS that is down');
+    } finally {
+      await dnsmasq?.stop();
+      await coredns?.close();
+      await upstream.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+test.run();
