@@ -22,8 +22,15 @@ import { defaultLbConfigRef } from '../lib/sources/lb-config.js';
 export const MANIFEST_DIR = fileURLToPath(new URL('../manifests/', import.meta.url));
 const NODE_TREE = 'node';
 
-/** Where a static pod goes on a node: the kubelet's staticPodPath. */
-export const STATIC_POD_PATH = '/etc/kubernetes/manifests/lbdns-coredns.yaml';
+/**
+ * Where the static pod goes on a node (the kubelet's staticPodPath): the file of the Machine
+ * Config Operator's own node CoreDNS (its on-prem stack's, and its cloud-platform CoreDNS for
+ * cluster-hosted DNS), which MCO writes from its 00-<role> MachineConfig. Of two MachineConfigs
+ * with the same path the one whose name sorts last wins, so 99-<role>-lbdns replaces that pod
+ * with lbdns's in the node's one reboot: a node runs one CoreDNS on port 53 or the other, never
+ * both and never neither, and removing lbdns's MachineConfigs brings MCO's back.
+ */
+export const STATIC_POD_PATH = '/etc/kubernetes/manifests/coredns.yaml';
 
 /** MachineConfigPool roles, and the static pod each runs. */
 export const MACHINE_ROLES = { master: 'static-pod-control-plane.yaml', worker: 'static-pod-worker.yaml' } as const;
@@ -43,7 +50,7 @@ export function workerPod(controlPlane: string): string {
   if (roles === 0) throw new Error(`${MACHINE_ROLES.master}: no --role=control-plane to turn into --role=worker`);
   return (
     GENERATED(MACHINE_ROLES.master) +
-    '# Static pod for every worker node: /etc/kubernetes/manifests/lbdns-coredns.yaml. The\n' +
+    '# Static pod for every worker node: /etc/kubernetes/manifests/coredns.yaml. The\n' +
     '# control-plane pod with --role=worker: the same names, read with the same rights\n' +
     '# (rbac.yaml binds the group system:nodes, which workers are in too). Why each volume,\n' +
     '# identity and setting: see static-pod-control-plane.yaml.\n' +

@@ -18,9 +18,9 @@ import { clusterManifests } from '../scripts/cluster-manifests.js';
 import { DNSMASQ_DIR, STATIC_POD_PATH } from '../scripts/manifests.js';
 import { createLogger } from '../lib/runtime/log.js';
 import { API_INT_IP, startCluster, until } from './support/cluster-fixture.js';
-import { startCoreDns } from './support/coredns.js';
+import { query, startCoreDns } from './support/coredns.js';
 import { startDnsServer } from './support/dns-server.js';
-import { API_VIP, DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
+import { API_VIP, DOMAIN, INGRESS_VIP, withOnPrem, type OnPrem } from './support/on-prem-fixture.js';
 import { freePort } from './support/peers.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 import type { PodSpec } from './support/manifests.js';
@@ -70,7 +70,7 @@ async function kubeletKubeconfig(path: string, server: { url: string; ca: string
 }
 
 /** Debian's dnsmasq with the shipped configuration, on loopback: its port, addresses and paths moved, nothing else. */
-async function startNodeDnsmasq(shipped: string, root: string, upstream: string): Promise<{ resolver: Resolver; stop(): Promise<void> }> {
+async function startNodeDnsmasq(shipped: string, root: string, upstream: string): Promise<{ resolver: Resolver; address: string; stop(): Promise<void> }> {
   const port = await freePort();
   const conf = join(root, 'etc/lbdns/dnsmasq.conf');
   await mkdir(dirname(conf), { recursive: true });
@@ -95,6 +95,7 @@ async function startNodeDnsmasq(shipped: string, root: string, upstream: string)
   }, 5000);
   return {
     resolver,
+    address: `127.0.0.1:${port}`,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
@@ -127,73 +128,146 @@ test("cluster-manifests renders a cloud cluster's MachineConfigs with the intern
   }
 });
 
-test('a new on-prem node from an empty host: the seeded initContainer renders the Corefile and the dnsmasq drop-in, and the node\'s dnsmasq as shipped answers api-int with CoreDNS down and sends the other names where they belong', async () => {
-  await withOnPrem({ own: { sans: [`api-int.${DOMAIN}`] }, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
-    const made = await clusterManifests(c.kubeconfig, quiet);
-    const mc = made.files.get('99-master-lbdns.yaml') ?? '';
-    const files = filesOf(mc);
-    const pod = (parseYaml(files.get(STATIC_POD_PATH) ?? '') as { spec: PodSpec }).spec;
-    const init = pod.initContainers?.[0];
-    assert.is(init?.name, 'render-corefile');
+interface BootedNode {
+  /** What the initContainer printed and how it ended. */
+  readonly init: { readonly code: number; readonly stderr: string };
+  readonly corednsPort: number;
+  readonly dropIn: string;
+  readonly units: ReturnType<typeof unitsOf>;
+  readonly pod: PodSpec;
+  /** Started once the initContainer succeeded. */
+  coredns?: Awaited<ReturnType<typeof startCoreDns>>;
+  dnsmasq?: Awaited<ReturnType<typeof startNodeDnsmasq>>;
+}
 
-    // The drop-in names its hosts directory by path, which the node's dnsmasq must find: the container's path is the host's.
-    const mount = init?.volumeMounts?.find((m) => m.mountPath === DNSMASQ_DIR);
-    assert.is(pod.volumes?.find((v) => v.name === mount?.name)?.hostPath?.path, DNSMASQ_DIR);
-    const dnsmasqService = unitsOf(mc).find((u) => u.name === 'lbdns-dnsmasq.service');
-    assert.ok(dnsmasqService?.enabled, 'dnsmasq is enabled at boot');
-    assert.match(dnsmasqService?.contents ?? '', /^ExecStart=\/usr\/sbin\/dnsmasq --keep-in-foreground --conf-file=\/etc\/lbdns\/dnsmasq.conf$/m);
-    assert.match(unitsOf(mc).find((u) => u.name === 'lbdns-dnsmasq-config.path')?.contents ?? '', new RegExp(`^PathChanged=${DNSMASQ_DIR}/lbdns.conf$`, 'm'));
-
-    const root = await mkdtemp(join(tmpdir(), 'lbdns-node-'));
-    const upstream = await startDnsServer();
-    let coredns: Awaited<ReturnType<typeof startCoreDns>> | undefined;
-    let dnsmasq: Awaited<ReturnType<typeof startNodeDnsmasq>> | undefined;
-    try {
-      upstream.set('www.example.org', { A: ['192.0.2.80'] });
+/**
+ * A node's first boot from the cluster's generated master MachineConfig, on an empty host under
+ * a temp root: the kubelet's part (volumes, its kubeconfig naming api-int), the initContainer
+ * with the pod's own args, then CoreDNS on the Corefile it wrote and dnsmasq as shipped.
+ */
+async function bootNode(c: OnPrem, body: (node: BootedNode) => Promise<void>): Promise<void> {
+  const made = await clusterManifests(c.kubeconfig, quiet);
+  const mc = made.files.get('99-master-lbdns.yaml') ?? '';
+  const files = filesOf(mc);
+  const pod = (parseYaml(files.get(STATIC_POD_PATH) ?? '') as { spec: PodSpec }).spec;
+  const init = pod.initContainers?.[0];
+  assert.is(init?.name, 'render-corefile');
+  const root = await mkdtemp(join(tmpdir(), 'lbdns-node-'));
+  const upstream = await startDnsServer();
+  upstream.set('www.example.org', { A: ['192.0.2.80'] });
+  const node: { -readonly [K in keyof BootedNode]: BootedNode[K] } = { init: { code: -1, stderr: '' }, corednsPort: await freePort(), dropIn: join(root, DNSMASQ_DIR, 'lbdns.conf'), units: unitsOf(mc), pod };
+  try {
+    const servicePorts = [`--health-port=${await freePort()}`, `--ready-port=${await freePort()}`];
+    const args = (init?.args ?? []).flatMap((arg): string[] => {
+      if (arg === '/var/lib/kubelet/kubeconfig') return [hostPathOf(pod, 'render-corefile', arg, root)];
+      const [flag, value] = arg.split(/=(.*)/s) as [string, string | undefined];
       // NetworkManager's resolv.conf cannot name the test upstream's port: lbdns is told it directly.
-      const corednsPort = await freePort();
-      const servicePorts = [`--health-port=${await freePort()}`, `--ready-port=${await freePort()}`];
-      const args = (init?.args ?? []).flatMap((arg): string[] => {
-        if (arg === '/var/lib/kubelet/kubeconfig') return [hostPathOf(pod, 'render-corefile', arg, root)];
-        const [flag, value] = arg.split(/=(.*)/s) as [string, string | undefined];
-        if (flag === '--resolv-conf') return ['--upstream', upstream.address];
-        if (flag === '--listen') return [`--listen=127.0.0.1:${corednsPort}`, ...servicePorts];
-        if ((flag === '--out' || flag === '--dnsmasq-out') && value !== undefined) return [`${flag}=${hostPathOf(pod, 'render-corefile', value, root)}`];
-        if (flag === '--wait-timeout') return ['--wait-timeout=20s'];
-        return [arg];
-      });
-      // What the kubelet does for the pod: the DirectoryOrCreate volumes exist before a container starts.
-      for (const v of pod.volumes ?? []) if (v.hostPath?.type === 'DirectoryOrCreate') await mkdir(join(root, v.hostPath.path), { recursive: true });
-      await kubeletKubeconfig(hostPathOf(pod, 'render-corefile', '/var/lib/kubelet/kubeconfig', root), { url: c.server.url, ca: c.server.ca, adminToken: c.server.adminToken });
+      if (flag === '--resolv-conf') return ['--upstream', upstream.address];
+      if (flag === '--listen') return [`--listen=127.0.0.1:${node.corednsPort}`, ...servicePorts];
+      if ((flag === '--out' || flag === '--dnsmasq-out') && value !== undefined) return [`${flag}=${hostPathOf(pod, 'render-corefile', value, root)}`];
+      if (flag === '--wait-timeout') return ['--wait-timeout=20s'];
+      return [arg];
+    });
+    // What the kubelet does for the pod: the DirectoryOrCreate volumes exist before a container starts.
+    for (const v of pod.volumes ?? []) if (v.hostPath?.type === 'DirectoryOrCreate') await mkdir(join(root, v.hostPath.path), { recursive: true });
+    await kubeletKubeconfig(hostPathOf(pod, 'render-corefile', '/var/lib/kubelet/kubeconfig', root), { url: c.server.url, ca: c.server.ca, adminToken: c.server.adminToken });
+    node.init = await runLbdns(args);
+    if (node.init.code === 0) {
+      node.coredns = await startCoreDns(hostPathOf(pod, 'render-corefile', '/etc/coredns/Corefile', root), { port: node.corednsPort });
+      node.dnsmasq = await startNodeDnsmasq(files.get('/etc/lbdns/dnsmasq.conf') ?? '', root, upstream.address);
+    }
+    await body(node);
+  } finally {
+    await node.dnsmasq?.stop();
+    await node.coredns?.close();
+    await upstream.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
 
-      const r = await runLbdns(args);
-      assert.is(r.code, 0, r.stderr);
-      assert.ok(logLines(r.stderr).some((l) => String(l.msg).startsWith('no Corefile serves api-int yet (a first boot)')), 'the API server was found through the seed');
-      const corefile = hostPathOf(pod, 'render-corefile', '/etc/coredns/Corefile', root);
-      const dropIn = join(root, DNSMASQ_DIR, 'lbdns.conf');
-      assert.match(await readFile(dropIn, 'utf8'), new RegExp(`^server=/${DOMAIN}/127.0.0.1#${corednsPort}$`, 'm'));
+/** An on-prem cluster whose API VIP is this machine's loopback, where its API server answers for api-int. */
+const ON_PREM_NODE = { own: { sans: [`api-int.${DOMAIN}`] }, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } } as const;
 
-      coredns = await startCoreDns(corefile, { port: corednsPort });
-      dnsmasq = await startNodeDnsmasq(files.get('/etc/lbdns/dnsmasq.conf') ?? '', root, upstream.address);
-      assert.equal(await dnsmasq.resolver.resolve4(`api-int.${DOMAIN}`), ['127.0.0.1'], 'api-int from the hosts file lbdns keeps');
-      assert.equal(await dnsmasq.resolver.resolve4(`x.apps.${DOMAIN}`), [INGRESS_VIP], '*.apps through CoreDNS');
-      assert.equal(await dnsmasq.resolver.resolve4(`master-0.${DOMAIN}`), ['192.168.111.20'], 'node names through CoreDNS');
-      assert.equal(await dnsmasq.resolver.resolve4('www.example.org'), ['192.0.2.80'], 'other names to the upstreams NetworkManager learned');
+test("a new on-prem node from an empty host: the seeded initContainer renders the Corefile and the dnsmasq drop-in, and the node's dnsmasq as shipped answers api-int with CoreDNS down and sends the other names where they belong", async () => {
+  await withOnPrem(ON_PREM_NODE, (c) =>
+    bootNode(c, async (node) => {
+      // The drop-in names its hosts directory by path, which the node's dnsmasq must find: the container's path is the host's.
+      const mount = node.pod.initContainers?.[0]?.volumeMounts?.find((m) => m.mountPath === DNSMASQ_DIR);
+      assert.is(node.pod.volumes?.find((v) => v.name === mount?.name)?.hostPath?.path, DNSMASQ_DIR);
+      const service = node.units.find((u) => u.name === 'lbdns-dnsmasq.service');
+      assert.ok(service?.enabled, 'dnsmasq is enabled at boot');
+      assert.match(service?.contents ?? '', /^ExecStart=\/usr\/sbin\/dnsmasq --keep-in-foreground --conf-file=\/etc\/lbdns\/dnsmasq.conf$/m);
+      assert.match(node.units.find((u) => u.name === 'lbdns-dnsmasq-config.path')?.contents ?? '', new RegExp(`^PathChanged=${DNSMASQ_DIR}/lbdns.conf$`, 'm'));
 
-      await coredns.close();
-      coredns = undefined;
-      assert.equal(await dnsmasq.resolver.resolve4(`api-int.${DOMAIN}`), ['127.0.0.1'], 'api-int with CoreDNS down');
+      assert.is(node.init.code, 0, node.init.stderr);
+      assert.ok(logLines(node.init.stderr).some((l) => String(l.msg).startsWith('no Corefile serves api-int yet (a first boot)')), 'the API server was found through the seed');
+      assert.match(await readFile(node.dropIn, 'utf8'), new RegExp(`^server=/${DOMAIN}/127.0.0.1#${node.corednsPort}$`, 'm'));
+      const dns = node.dnsmasq?.resolver;
+      assert.ok(dns);
+      assert.equal(await dns.resolve4(`api-int.${DOMAIN}`), ['127.0.0.1'], 'api-int from the hosts file lbdns keeps');
+      assert.equal(await dns.resolve4(`x.apps.${DOMAIN}`), [INGRESS_VIP], '*.apps through CoreDNS');
+      assert.equal(await dns.resolve4(`master-0.${DOMAIN}`), ['192.168.111.20'], 'node names through CoreDNS');
+      assert.equal(await dns.resolve4('www.example.org'), ['192.0.2.80'], 'other names to the upstreams NetworkManager learned');
+
+      await node.coredns?.close();
+      node.coredns = undefined;
+      assert.equal(await dns.resolve4(`api-int.${DOMAIN}`), ['127.0.0.1'], 'api-int with CoreDNS down');
       const started = Date.now();
-      const aaaa = await dnsmasq.resolver.resolve6(`api-int.${DOMAIN}`).then(() => 'answered', (e: NodeJS.ErrnoException) => e.code);
+      const aaaa = await dns.resolve6(`api-int.${DOMAIN}`).then(() => 'answered', (e: NodeJS.ErrnoException) => e.code);
       assert.is(aaaa, 'ENODATA');
       assert.ok(Date.now() - started < 300, 'AAAA answered at once, not forwarded to the CoreDNS that is down');
-    } finally {
-      await dnsmasq?.stop();
-      await coredns?.close();
-      await upstream.close();
-      await rm(root, { recursive: true, force: true });
-    }
-  });
+    }),
+  );
+});
+
+/**
+ * The Corefile the MCO's on-prem stack serves on every node, in the shape of its
+ * coredns-corefile template (templates/common/on-prem in openshift/machine-config-operator),
+ * with this cluster's VIPs: what a node answered before the move.
+ */
+function mcoOnPremCorefile(apiVip: string, ingressVip: string, upstream: string): string {
+  const block = (type: string, match: string, answer?: string) =>
+    `    template IN ${type} ${DOMAIN} {\n        match ${match}\n${answer === undefined ? '' : `        answer "{{ .Name }} 60 in {{ .Type }} ${answer}"\n`}        fallthrough\n    }\n`;
+  return (
+    `. {\n    errors\n    bufsize 512\n    forward . ${upstream} {\n        policy sequential\n    }\n    cache 30\n    reload\n` +
+    block('A', `.*.apps.${DOMAIN}`, ingressVip) +
+    block('AAAA', `.*.apps.${DOMAIN}`) +
+    block('A', `^api.${DOMAIN}`, apiVip) +
+    block('AAAA', `^api.${DOMAIN}`) +
+    block('A', `^api-int.${DOMAIN}`, apiVip) +
+    block('AAAA', `^api-int.${DOMAIN}`) +
+    '}\n'
+  );
+}
+
+/** rcode and record data, owner and TTL left out: what a client acts on. */
+async function seen(server: { host: string; port: number }, name: string, type: 'A' | 'AAAA'): Promise<string> {
+  const reply = await query(server, name, type);
+  return `${reply.rcode} ${reply.answers.map((a) => a.split(' ').slice(2).join(' ')).sort().join(', ')}`;
+}
+
+test("moving a node from the MCO's on-prem stack changes no answer a client acts on: api, api-int and *.apps, A and AAAA, from lbdns's layout as from MCO's CoreDNS", async () => {
+  await withOnPrem(ON_PREM_NODE, (c) =>
+    bootNode(c, async (node) => {
+      assert.is(node.init.code, 0, node.init.stderr);
+      const dir = await mkdtemp(join(tmpdir(), 'lbdns-mco-'));
+      await writeFile(join(dir, 'Corefile'), mcoOnPremCorefile('127.0.0.1', INGRESS_VIP, '127.0.0.1:9'));
+      const mco = await startCoreDns(join(dir, 'Corefile'));
+      try {
+        const lbdnsNode = { host: '127.0.0.1', port: Number(node.dnsmasq?.address.split(':')[1]) };
+        assert.is(await seen(mco, `api-int.${DOMAIN}`, 'A'), 'NOERROR A 127.0.0.1');
+        assert.is(await seen(mco, `console.apps.${DOMAIN}`, 'AAAA'), 'NOERROR ', 'an empty answer, as lbdns gives');
+        for (const name of [`api.${DOMAIN}`, `api-int.${DOMAIN}`, `console.apps.${DOMAIN}`]) {
+          for (const type of ['A', 'AAAA'] as const) {
+            assert.is(await seen(lbdnsNode, name, type), await seen(mco, name, type), `${name} ${type}`);
+          }
+        }
+      } finally {
+        await mco.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    }),
+  );
 });
 
 test.run();
