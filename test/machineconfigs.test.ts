@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -120,14 +120,16 @@ test('shellcheck finds nothing in the NetworkManager dispatcher script', async (
   });
 });
 
-async function dispatch(nmResolvConf: string, nodeIp: string, action = 'up'): Promise<{ resolvConf: string | undefined; stderr: string }> {
+async function dispatch(nmResolvConf: string, nodeIp: string, action = 'up', opts: { resolvConfLinksToNm?: boolean } = {}): Promise<{ resolvConf: string | undefined; regularFile: boolean; stderr: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-dispatcher-'));
   try {
     await writeFile(join(dir, 'nm-resolv.conf'), nmResolvConf);
     await writeFile(join(dir, 'primary-ip'), `${nodeIp}\n`);
+    if (opts.resolvConfLinksToNm) await symlink(join(dir, 'nm-resolv.conf'), join(dir, 'resolv.conf'));
     const env = { ...process.env, LBDNS_NM_RESOLV_CONF: join(dir, 'nm-resolv.conf'), LBDNS_RESOLV_CONF: join(dir, 'resolv.conf'), LBDNS_PRIMARY_IP_FILE: join(dir, 'primary-ip') };
     const { stderr } = await run('bash', [DISPATCHER, 'ens3', action], { env });
-    return { resolvConf: await readFile(join(dir, 'resolv.conf'), 'utf8').catch(() => undefined), stderr };
+    const regularFile = await lstat(join(dir, 'resolv.conf')).then((st) => st.isFile(), () => false);
+    return { resolvConf: await readFile(join(dir, 'resolv.conf'), 'utf8').catch(() => undefined), regularFile, stderr };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -137,6 +139,13 @@ test("the dispatcher script puts the node's own CoreDNS first, then at most two 
   const { resolvConf } = await dispatch('search c1.example.com\nnameserver 10.0.0.2\nnameserver 10.0.0.3\nnameserver 10.0.0.4\noptions ndots:2\n', '10.0.0.5');
   assert.ok(resolvConf !== undefined);
   assert.equal(resolvConf.split('\n').filter((l) => l !== '' && !l.startsWith('#')), ['search c1.example.com', 'options ndots:2', 'nameserver 10.0.0.5', 'nameserver 10.0.0.2', 'nameserver 10.0.0.3']);
+});
+
+test("removal: the script leaves /etc/resolv.conf a regular file, never a link, even where it was NetworkManager's link, so NetworkManager's default rc-manager (symlink) rewrites it once the MachineConfigs are gone", async () => {
+  const nm = 'nameserver 10.0.0.2\n';
+  const { resolvConf, regularFile } = await dispatch(nm, '10.0.0.5', 'up', { resolvConfLinksToNm: true });
+  assert.ok(regularFile, 'a regular file: NetworkManager leaves alone only a link that is not its own');
+  assert.match(resolvConf ?? '', /^nameserver 10\.0\.0\.5$/m);
 });
 
 test('the dispatcher script leaves resolv.conf alone without a usable node IP, and for events it does not handle', async () => {
