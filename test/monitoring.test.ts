@@ -12,6 +12,7 @@ import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { dump, loadAll } from 'js-yaml';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
@@ -22,6 +23,8 @@ import { loadManifests, workloads, type Container } from './support/manifests.js
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MONITORING = join(ROOT, 'manifests/monitoring');
 const run = promisify(execFile);
+/** The docs as an alert's reader opens them: the repository package.json names, at main. */
+const DOCS_URL = `${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { homepage: string }).homepage.replace(/#readme$/, '')}/blob/main/docs`;
 
 interface KubeObject {
   apiVersion: string;
@@ -85,7 +88,7 @@ test('promtool test rules: every alert fires on its symptom and stays silent wit
   });
 });
 
-test('every alert has a unit test expecting it to fire and a runbook section in docs/operations.md its annotation names', async () => {
+test('every alert has a unit test expecting it to fire and a runbook section in docs/operations.md its runbook_url opens', async () => {
   const tests = loadAll(await readFile(join(ROOT, 'test/fixtures/alerts.promtool.yaml'), 'utf8'))[0] as { tests: { alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[] };
   const readme = await readFile(join(ROOT, 'docs/operations.md'), 'utf8');
   const rules = ((await only('PrometheusRule')).spec.groups as { rules: { alert: string; annotations: Record<string, string> }[] }[]).flatMap((g) => g.rules);
@@ -93,7 +96,7 @@ test('every alert has a unit test expecting it to fire and a runbook section in 
     const cases = tests.tests.flatMap((t) => t.alert_rule_test).filter((c) => c.alertname === rule.alert);
     assert.ok(cases.some((c) => c.exp_alerts.length > 0), `${rule.alert}: a case where it fires`);
     assert.ok(cases.some((c) => c.exp_alerts.length === 0), `${rule.alert}: a case where it stays silent`);
-    assert.is(rule.annotations.runbook, `docs/operations.md#${rule.alert.toLowerCase()}`);
+    assert.is(rule.annotations.runbook_url, `${DOCS_URL}/operations.md#${rule.alert.toLowerCase()}`);
     assert.ok(readme.includes(`\n#### ${rule.alert}\n`), `docs/operations.md has a "#### ${rule.alert}" runbook section`);
   }
 });
