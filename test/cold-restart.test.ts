@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { dump as toYaml } from 'js-yaml';
 import { API_INT_IP, APPS, DOMAIN, INGRESS_IP, readAnswers, ROUTER, startCluster, startMonitor, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
 import { logLines, runLbdns } from './support/run-cli.js';
+import { startDnsServer } from './support/dns-server.js';
 
 const OLD = new Date('2026-01-02T03:04:05Z');
 
@@ -159,6 +160,24 @@ test("a node's first boot: no Corefile yet and a kubeconfig naming api-int, whic
     assert.equal([seeded?.address, seeded?.tlsServerName], ['127.0.0.1', `api-int.${DOMAIN}`]);
     assert.equal((await readAnswers(cluster.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`], 'the cluster was read, and its api-int served, not the seed');
   } finally {
+    await cluster.close();
+  }
+});
+
+test("a cloud node's first boot with the internal LB's host name as seed (an AWS NLB's): resolved through the upstreams, then the API server reached there", async () => {
+  const cluster = await startCluster({ own: { sans: [`api-int.${DOMAIN}`] } });
+  const upstream = await startDnsServer();
+  try {
+    upstream.set('internal-c1-int.elb.us-east-1.amazonaws.com', { A: ['127.0.0.1'] });
+    const kubeconfig = await kubeletKubeconfig(cluster);
+    const r = await runLbdns(['render-corefile', kubeconfig, '--out', cluster.out, '--upstream', upstream.address, '--wait-timeout', '10s', '--api-int-seed', 'internal-c1-int.elb.us-east-1.amazonaws.com']);
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(upstream.queries('internal-c1-int.elb.us-east-1.amazonaws.com', 'A') >= 1, 'the seed was asked of the upstream');
+    const seeded = logLines(r.stderr).find((l) => String(l.msg).startsWith('no Corefile serves api-int yet (a first boot)'));
+    assert.equal([seeded?.address, seeded?.tlsServerName], ['127.0.0.1', `api-int.${DOMAIN}`]);
+    assert.equal((await readAnswers(cluster.out))?.names.get(`api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
+  } finally {
+    await upstream.close();
     await cluster.close();
   }
 });
