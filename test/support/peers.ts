@@ -4,7 +4,7 @@
  * a test did, so no CoreDNS or kube-apiserver outlives a failed test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createSocket } from 'node:dgram';
 import { dirname, join } from 'node:path';
@@ -86,25 +86,37 @@ export async function waitForOutput(peer: PeerProcess, what: string, ready: (out
 /** Ports this process handed out: a port freed again is not handed out twice, as a test often asks for several before binding any. */
 const handedOut = new Set<number>();
 
-/** A loopback port free for both UDP and TCP at the time of asking, and not handed out before in this process. */
+/**
+ * Where ports are picked: below the kernel's ephemeral range, which the source ports of every
+ * outgoing connection (to the API server, from the API server to etcd) come from. A port
+ * picked inside it could be taken by such a connection between the asking and the binding,
+ * and the server meant for it would fail with EADDRINUSE.
+ */
+const PICK_FROM = 10_000;
+function pickBelow(): number {
+  const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  if (!Number.isInteger(low) || low - PICK_FROM < 1000) throw new Error(`net.ipv4.ip_local_port_range starts at ${low}: leaves no room below it for the tests' ports (they pick from ${PICK_FROM} up)`);
+  return low;
+}
+const EPHEMERAL_FROM = pickBelow();
+
+const bindable = (host: string, port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const tcp = createServer();
+    tcp.once('error', () => resolve(false));
+    tcp.listen(port, host, () => {
+      const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4');
+      udp.once('error', () => tcp.close(() => resolve(false)));
+      udp.bind(port, host, () => udp.close(() => tcp.close(() => resolve(true))));
+    });
+  });
+
+/** A loopback port free for both UDP and TCP at the time of asking, outside the ephemeral range, and not handed out before in this process. */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   for (;;) {
-    const tcp = createServer();
-    const port = await new Promise<number>((resolve, reject) => {
-      tcp.once('error', reject);
-      tcp.listen(0, host, () => resolve((tcp.address() as { port: number }).port));
-    });
-    const udp = createSocket(host.includes(':') ? 'udp6' : 'udp4');
-    const free = await new Promise<boolean>((resolve) => {
-      udp.once('error', () => resolve(false));
-      udp.bind(port, host, () => resolve(true));
-    });
-    await new Promise((resolve) => tcp.close(resolve));
-    if (free && !handedOut.has(port)) {
-      await new Promise<void>((resolve) => udp.close(() => resolve()));
-      handedOut.add(port);
-      return port;
-    }
-    udp.close();
+    const port = PICK_FROM + Math.floor(Math.random() * (EPHEMERAL_FROM - PICK_FROM));
+    if (handedOut.has(port) || !(await bindable(host, port))) continue;
+    handedOut.add(port);
+    return port;
   }
 }
