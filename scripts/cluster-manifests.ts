@@ -19,7 +19,7 @@ import { loadKubeConfig } from '../lib/kube/client.js';
 import { listJson } from '../lib/kube/list-json.js';
 import { createLogger } from '../lib/runtime/log.js';
 import { readClusterIdentity } from '../lib/sources/cluster-identity-read.js';
-import { infrastructureContribution } from '../lib/sources/infra-lbs.js';
+import { clusterDnsType, infrastructureContribution } from '../lib/sources/infra-lbs.js';
 import { defaultLbConfigRef, lbConfigContribution } from '../lib/sources/lb-config.js';
 import { onPremContribution } from '../lib/sources/on-prem-vips.js';
 import type { Endpoint } from '../lib/model.js';
@@ -48,8 +48,18 @@ export async function clusterManifests(kubeconfig: string | undefined, log = cre
     seed = onPremContribution(identity.infrastructure, warn).lbs?.['api-int'] ?? [];
   } else if (identity.platform !== undefined) {
     variant = 'cloud';
+    const dnsType = clusterDnsType(identity.infrastructure);
+    if (dnsType?.value !== 'ClusterHosted') {
+      throw new Error(
+        `${dnsType?.field ?? 'dnsType'} is ${dnsType?.value ?? 'not set'}: lbdns's cloud pods serve only a ClusterHosted cluster and would exit 2 here. A cluster whose own DNS answers api and api-int applies manifests/byo/machineconfigs as they are; one that must be served anyway sets it first (lbdns update-infra-status --set-dns-type-cluster-hosted)`,
+      );
+    }
     const { namespace, name } = defaultLbConfigRef(identity.platform);
-    const list = await listJson(kc, `/api/v1/namespaces/${namespace}/configmaps`, { fieldSelector: `metadata.name=${name}` }).catch(() => ({ items: [] }));
+    // No ConfigMap (404): the Infrastructure status below; any other failure is the admin's to see.
+    const list = await listJson(kc, `/api/v1/namespaces/${namespace}/configmaps`, { fieldSelector: `metadata.name=${name}` }).catch((err: unknown) => {
+      if ((err as { code?: unknown }).code === 404) return { items: [] };
+      throw err;
+    });
     seed = lbConfigContribution(list.items[0] as V1ConfigMap | undefined, warn).lbs?.['api-int'] ?? [];
     if (seed.length === 0) seed = infrastructureContribution(identity.infrastructure, warn).publishedLbs?.['api-int'] ?? [];
   } else {

@@ -232,11 +232,20 @@ export const DNSMASQ_DIR = '/var/lib/lbdns-dnsmasq';
 /** A pod of the cloud layout as the on-prem layout runs it: CoreDNS on 127.0.0.1:5353, the dnsmasq drop-in kept beside the Corefile. */
 function onPremPod(pod: string, source: string): string {
   const body = pod.replace(/^(#.*\n)+/, '');
+  // The header names the file to edit, which for either role is the control-plane pod.
   let out = replaceCounted(body, '        - --out=/etc/coredns/Corefile\n', `        - --out=/etc/coredns/Corefile\n        - --listen=127.0.0.1:5353\n        - --dnsmasq-out=${DNSMASQ_DIR}/lbdns.conf\n`, 2, source);
   out = replaceCounted(out, '        - { name: nm-resolv, mountPath: /host/run/NetworkManager, readOnly: true }\n', `        - { name: nm-resolv, mountPath: /host/run/NetworkManager, readOnly: true }\n        - { name: dnsmasq, mountPath: ${DNSMASQ_DIR} }\n`, 1, source);
+  out = replaceCounted(
+    out,
+    '      # The image runs as a non-root user that gets NET_BIND_SERVICE from a file capability,\n      # which allowPrivilegeEscalation: false (no_new_privs) disables; the host network has\n      # no unprivileged-port sysctl to fall back on. As root with only NET_BIND_SERVICE it\n      # can bind :53 and nothing more.\n',
+    '      # On 127.0.0.1:5353 behind the node\'s dnsmasq, CoreDNS binds no privileged port: no capability.\n',
+    1,
+    source,
+  );
+  out = replaceCounted(out, '          drop: [ALL]\n          add: [NET_BIND_SERVICE]\n', '          drop: [ALL]\n', 1, source);
   out = replaceCounted(out, '      hostPath: { path: /var/run/NetworkManager, type: Directory }\n', `      hostPath: { path: /var/run/NetworkManager, type: Directory }\n    # The node's dnsmasq (lbdns-dnsmasq.service) reads the drop-in here; the same path inside.\n    - name: dnsmasq\n      hostPath: { path: ${DNSMASQ_DIR}, type: DirectoryOrCreate }\n`, 1, source);
   return (
-    GENERATED(source) +
+    GENERATED(MACHINE_ROLES.master) +
     "# Static pod of the on-prem layout (docs/on-prem.md): the node's dnsmasq answers port 53 and\n" +
     '# api-int itself; this CoreDNS answers the rest of the cluster\'s names on 127.0.0.1:5353, and\n' +
     "# both lbdns containers keep dnsmasq's drop-in and api-int hosts file in /var/lib/lbdns-dnsmasq\n" +
@@ -262,7 +271,7 @@ export function generatedManifests(): Map<string, string> {
   out.set(BYO_POD, appsOnlyPod(read(MACHINE_ROLES.master)));
   for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) {
     const source = out.get(MACHINE_ROLES[role]) ?? read(MACHINE_ROLES[role]);
-    out.set(VARIANTS.onprem.pods[role], onPremPod(source, MACHINE_ROLES.master));
+    out.set(VARIANTS.onprem.pods[role], onPremPod(source, MACHINE_ROLES[role]));
   }
   for (const variant of Object.values(VARIANTS)) {
     for (const role of Object.keys(MACHINE_ROLES) as MachineRole[]) out.set(`${variant.dir}machineconfigs/99-${role}-lbdns.yaml`, machineConfig(role, out, variant));

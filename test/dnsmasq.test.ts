@@ -136,6 +136,28 @@ test('render-dnsmasq refuses a CoreDNS left on :53, where dnsmasq would forward 
   });
 });
 
+test('render-corefile --dnsmasq-out writes the Corefile and, from the same data, the drop-in and api-int hosts file dnsmasq answers from', async () => {
+  await withDir(async (dir) => {
+    const dropIn = join(dir, 'dnsmasq', 'lbdns.conf');
+    const r = await runLbdns(['render-corefile', ...CLUSTER, '--listen', '127.0.0.1:5353', '--out', join(dir, 'Corefile'), '--dnsmasq-out', dropIn]);
+    assert.is(r.code, 0, r.stderr);
+    assert.match(await readFile(join(dir, 'Corefile'), 'utf8'), /^\.:5353 \{$/m);
+    assert.match(await readFile(dropIn, 'utf8'), /^server=\/c1\.example\.com\/127\.0\.0\.1#5353$/m);
+    assert.equal((await readFile(join(dir, 'dnsmasq', 'lbdns.hosts', 'api-int'), 'utf8')).split('\n').filter((l) => l !== '' && !l.startsWith('#')), ['10.0.0.20 api-int.c1.example.com', 'fd00::20 api-int.c1.example.com']);
+  });
+});
+
+test('render-corefile --dnsmasq-out with --diff or --out - is refused at once, and nothing is written', async () => {
+  await withDir(async (dir) => {
+    for (const extra of [['--out', join(dir, 'Corefile'), '--diff'], ['--out', '-']]) {
+      const r = await runLbdns(['render-corefile', ...CLUSTER, '--listen', '127.0.0.1:5353', ...extra, '--dnsmasq-out', join(dir, 'lbdns.conf')]);
+      assert.is(r.code, 2, r.stderr);
+      assert.match(r.stderr, /--dnsmasq-out writes the drop-in beside a Corefile written to a file/);
+    }
+    assert.equal(await readdir(dir), []);
+  });
+});
+
 test('an api-int move in the cluster reaches the running dnsmasq within seconds, with no signal, and a move back too', async () => {
   await withDir(async (dir) => {
     const cluster = await startCluster();

@@ -102,6 +102,41 @@ test('a CRD installed while the monitor runs is picked up without a restart: its
   });
 });
 
+test('a CRD removed while the monitor runs takes its switches with it: everything is served again, and the monitor looks for the CRD again', async () => {
+  await withOnPrem({ switches: true }, async (c) => {
+    await c.server.create(hostedNetServices({ nodesResolution: 'Disabled' }));
+    const monitor = await startMonitor(c, { nodeName: 'master-0' });
+    try {
+      await until('the switch served', async () => (await readAnswers(c.out))?.nodes.size === 0, 10_000);
+      await c.server.removeHostedNetServices();
+      await until('nodes served again', async () => (await readAnswers(c.out))?.nodes.has('master-0') === true, 15_000);
+      await until('looking for the CRD again', () => monitor.logs().some((l) => String(l.msg).startsWith('no HostedNetServices CRD (or it was removed)')), 15_000);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
+test("nodes whose monitors ran before the HostedNetServices object existed record themselves once it is created", async () => {
+  await withOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    await c.server.create(node('master-1', ['192.168.111.21']));
+    const first = await startMonitor(c, { nodeName: 'master-0' });
+    const second = await startMonitor({ ...c, out: join(c.dir, 'master-1.Corefile') }, { nodeName: 'master-1' });
+    try {
+      await until('both Corefiles', async () => (await readAnswers(c.out)) !== undefined && (await readAnswers(join(c.dir, 'master-1.Corefile'))) !== undefined, 10_000);
+      await c.server.create(hostedNetServices({}));
+      type Status = { status?: { nodes?: unknown[]; conditions?: { type: string; status: string }[] } };
+      await until('both entries and the condition', async () => {
+        const status = (await c.server.get<Status>(HNS))?.status;
+        return status?.nodes?.length === 2 && status.conditions?.some((x) => x.type === 'ApiIntOnAllNodes' && x.status === 'True') === true;
+      }, 15_000);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
+});
+
 test('with the CRD but no object, everything is served', async () => {
   await withOnPrem({ switches: true }, async (c) => {
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '5s']);

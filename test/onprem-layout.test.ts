@@ -188,6 +188,18 @@ async function bootNode(c: OnPrem, body: (node: BootedNode) => Promise<void>): P
 /** An on-prem cluster whose API VIP is this machine's loopback, where its API server answers for api-int. */
 const ON_PREM_NODE = { own: { sans: [`api-int.${DOMAIN}`] }, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } } as const;
 
+test('cluster-manifests refuses a cloud cluster whose dnsType is not ClusterHosted, naming the field: its pods would exit 2', async () => {
+  const c = await startCluster({ platformStatus: { type: 'AWS', aws: { region: 'us-east-1', cloudLoadBalancerConfig: { dnsType: 'PlatformDefault' } } } });
+  try {
+    await clusterManifests(c.kubeconfig, quiet).then(
+      () => assert.unreachable('rendered'),
+      (err: Error) => assert.match(err.message, /^status\.platformStatus\.aws\.cloudLoadBalancerConfig\.dnsType is PlatformDefault: /),
+    );
+  } finally {
+    await c.close();
+  }
+});
+
 test("a new on-prem node from an empty host: the seeded initContainer renders the Corefile and the dnsmasq drop-in, and the node's dnsmasq as shipped answers api-int with CoreDNS down and sends the other names where they belong", async () => {
   await withOnPrem(ON_PREM_NODE, (c) =>
     bootNode(c, async (node) => {

@@ -13,6 +13,8 @@ import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js'
 import { writeZoneFiles, zoneFilePaths } from '../sinks/zone-file-output.js';
 
 const IF_UNREACHABLE = ['fail', 'keep'] as const;
+
+export const DNSMASQ_OUT_NEEDS_FILE = '--dnsmasq-out writes the drop-in beside a Corefile written to a file: give --out FILE, without --diff';
 type IfUnreachable = (typeof IF_UNREACHABLE)[number];
 
 export interface RenderCorefileOptions extends CommandInputs {
@@ -61,7 +63,7 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
   const template = await loadTemplate(state.raw.template);
   const out = state.raw.out;
   if (opts.dnsmasqOut !== undefined) {
-    if (out === undefined || out === '-' || opts.diff) throw new ConfigError('--dnsmasq-out writes the drop-in beside a Corefile written to a file: give --out FILE, without --diff');
+    if (out === undefined || out === '-' || opts.diff) throw new ConfigError(DNSMASQ_OUT_NEEDS_FILE);
     checkDnsmasqListen(state.recordSet.listen);
   }
   const gateway = state.spec.gateway && out !== undefined && out !== '-' ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, state.spec.gateway.zones) } : undefined;

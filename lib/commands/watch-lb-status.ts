@@ -68,8 +68,9 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     if (key === reported) return;
     busy = true;
     try {
-      if (await publishVipOwners(kc, view)) log.info('HostedNetServices status updated', { node: nodeName, holdsApiVip: view.holdsApiVip, holdsIngressVip: view.holdsIngressVip, apiIntServes });
-      reported = key;
+      const outcome = await publishVipOwners(kc, view);
+      if (outcome === 'written') log.info('HostedNetServices status updated', { node: nodeName, holdsApiVip: view.holdsApiVip, holdsIngressVip: view.holdsIngressVip, apiIntServes });
+      if (outcome !== 'no-object') reported = key;
     } catch (err) {
       log.warn('recording the VIP owners in HostedNetServices status failed; trying again', { error: (err as Error).message });
     } finally {

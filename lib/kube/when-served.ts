@@ -6,56 +6,79 @@ const NOT_FOUND = 404;
 export interface WhenServedOptions<T extends KubernetesObject> extends WatchOptions<T> {
   /** How often to ask again while the collection's path is not served. */
   readonly probeMs: number;
-  /** The path answered 404 at start: nothing serves the collection yet. */
+  /** The path answers 404: nothing serves the collection (at start, or its CRD was removed). */
   readonly onAbsent: () => void;
   /** The path answers now, after it did not. */
   readonly onServed: () => void;
+  /** Asking whether it is served failed otherwise (RBAC, the API server): asked again. */
+  readonly onProbeFailed: (error: Error) => void;
 }
 
+const notFound = (err: unknown): boolean => (err as { code?: unknown; status?: unknown }).code === NOT_FOUND || (err as { status?: unknown }).status === NOT_FOUND;
+
 /**
- * A collection whose CRD may be installed after lbdns starts: while its path answers 404 the
- * collection is read as empty and asked again every `probeMs`; once it answers, it is
- * watched like any other, so installing the CRD needs no restart. Any other failure is the
- * watch's to retry. It counts as read from the first answer on: a CRD installed without the
- * RBAC to read it leaves the data as it was (with the watch's warnings), it never holds up
- * the other sources.
+ * A collection whose CRD may be installed after lbdns starts, or removed: while its path
+ * answers 404 the collection is read as empty and asked again every `probeMs`; once a list
+ * succeeds it is watched like any other, so installing the CRD needs no restart, and a watch
+ * that meets 404 (the CRD removed, its objects with it) goes back to asking. At start any other
+ * failure is the watch's to retry, as for every source; later it only delays the watch, so a
+ * CRD installed without the RBAC to read it leaves the data as it was and never holds up the
+ * other sources. Read as absent counts as read.
  */
 export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServedOptions<T>): Promise<WatchedCollection<T>> {
-  const served = async (): Promise<boolean> => {
-    try {
-      await opts.list({ limit: 1 });
-      return true;
-    } catch (err) {
-      return (err as { code?: unknown }).code !== NOT_FOUND;
-    }
-  };
-  if (await served()) return watchCollection(opts);
-  opts.onAbsent();
-  opts.onChange([]);
   let inner: WatchedCollection<T> | undefined;
+  let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let probing = false;
-  const timer = setInterval(() => {
-    if (probing) return;
+
+  const watch = async (): Promise<void> => {
+    const started = await watchCollection({
+      ...opts,
+      onRestart: (error) => {
+        if (notFound(error)) void absent();
+        else opts.onRestart?.(error);
+      },
+    });
+    if (stopped) await started.stop();
+    else inner = started;
+  };
+  const absent = async (): Promise<void> => {
+    const was = inner;
+    inner = undefined;
+    await was?.stop();
+    if (stopped || timer !== undefined) return;
+    opts.onAbsent();
+    opts.onChange([]);
+    timer = setInterval(() => void probe(), opts.probeMs);
+    timer.unref();
+  };
+  const probe = async (): Promise<void> => {
+    if (probing || stopped) return;
     probing = true;
-    void served()
-      .then(async (now) => {
-        if (!now || stopped || inner !== undefined) return;
-        clearInterval(timer);
-        opts.onServed();
-        inner = await watchCollection(opts);
-        if (stopped) await inner.stop();
-      })
-      .finally(() => {
-        probing = false;
-      });
-  }, opts.probeMs);
-  timer.unref();
+    try {
+      await opts.list({ limit: 1 });
+      clearInterval(timer);
+      timer = undefined;
+      opts.onServed();
+      await watch();
+    } catch (err) {
+      if (!notFound(err)) opts.onProbeFailed(err as Error);
+    } finally {
+      probing = false;
+    }
+  };
+
+  const servedAtStart = await opts.list({ limit: 1 }).then(
+    () => true,
+    (err: unknown) => !notFound(err),
+  );
+  if (servedAtStart) await watch();
+  else await absent();
   return {
     name: opts.name,
     items: () => inner?.items() ?? [],
-    synced: () => true,
-    lastError: () => undefined,
+    synced: () => inner?.synced() ?? true,
+    lastError: () => inner?.lastError(),
     stop: async () => {
       stopped = true;
       clearInterval(timer);

@@ -296,7 +296,10 @@ export class Monitor {
     }
     this.reportRefusals(gateway.refused);
     const complete = this.required(spec).every((n) => !empty.includes(n));
-    const rollout = data?.apiIntReported === undefined ? undefined : apiIntRollout(data.apiIntAddress ?? addressesOf(merged.lbs['api-int'], snapshot).join(','), spec.nodes.map((n) => n.name), data.apiIntReported);
+    // Against the cluster's Nodes only: a role that does not watch them, or nodes from flags, cannot say "every node".
+    const nodeNames = data?.nodes === undefined || localSays.nodes ? [] : spec.nodes.map((n) => n.name);
+    const target = localSays.lbs.has('api-int') ? addressesOf(spec.lbs['api-int'], snapshot) : data?.apiIntAddress !== undefined ? [data.apiIntAddress] : addressesOf(merged.lbs['api-int'], snapshot);
+    const rollout = data?.apiIntReported === undefined || nodeNames.length === 0 || target.length === 0 ? undefined : apiIntRollout(target.join(','), nodeNames, data.apiIntReported);
     this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, ...(rollout ? { apiIntRollout: rollout } : {}) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;

@@ -96,21 +96,22 @@ const NOT_FOUND = 404;
 /**
  * Reads the object, and writes what this node's view calls for with its resourceVersion as
  * precondition, so two nodes never overwrite each other's owner blindly: on a conflict it reads
- * again and decides again. Returns whether anything was written; no object (or no CRD yet), nothing to do.
+ * again and decides again. No object (or no CRD yet): nothing to do, and the view stays to be
+ * written once the object exists.
  */
-export async function publishVipOwners(kc: KubeConfig, view: VipView, attempts = 3): Promise<boolean> {
+export async function publishVipOwners(kc: KubeConfig, view: VipView, attempts = 3): Promise<'written' | 'unchanged' | 'no-object'> {
   for (let attempt = 1; ; attempt++) {
     const list = await listJson(kc, HOSTED_NET_SERVICES.path, { fieldSelector: `metadata.name=${HOSTED_NET_SERVICES.name}` }).catch((err: unknown) => {
       if ((err as { code?: unknown }).code === NOT_FOUND) return { items: [] };
       throw err;
     });
     const object = list.items[0] as HostedNetServicesObject | undefined;
-    if (object === undefined) return false;
+    if (object === undefined) return 'no-object';
     const patch = planVipOwners(object.status ?? {}, view, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
-    if (patch === undefined) return false;
+    if (patch === undefined) return 'unchanged';
     try {
       await sendJson(kc, 'PATCH', `${HOSTED_NET_SERVICES.path}/${HOSTED_NET_SERVICES.name}/status`, { metadata: { resourceVersion: object.metadata?.resourceVersion }, status: patch }, 'application/merge-patch+json');
-      return true;
+      return 'written';
     } catch (err) {
       if ((err as { code?: unknown }).code !== CONFLICT || attempt >= attempts) throw err;
     }

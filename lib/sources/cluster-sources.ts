@@ -184,7 +184,7 @@ function sourceSpecs(opts: ClusterSourceOptions, gateway: GatewayInputs | undefi
       fieldSelector: byName(HOSTED_NET_SERVICES.name),
       extract: (items, warn) => switchesContribution(items[0] as HostedNetServices | undefined, warn),
       crdMayFollow: {
-        absent: 'no HostedNetServices CRD: every name is served and api-int answers the API VIP; its switches are read once it is installed',
+        absent: 'no HostedNetServices CRD (or it was removed): every name is served and api-int answers the API VIP; its switches are read once it is installed',
         served: 'HostedNetServices CRD installed: its switches are read now',
       },
     });
@@ -261,6 +261,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
         },
       };
       const { crdMayFollow } = spec;
+      let probeFailure: string | undefined;
       const collection =
         crdMayFollow === undefined
           ? await watchCollection(watch)
@@ -268,7 +269,15 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
               ...watch,
               probeMs: CRD_PROBE_MS,
               onAbsent: () => opts.log.info(crdMayFollow.absent, { source: spec.name, crd: 'manifests/crd-hostednetservices.yaml' }),
-              onServed: () => opts.log.info(crdMayFollow.served, { source: spec.name }),
+              onServed: () => {
+                probeFailure = undefined;
+                opts.log.info(crdMayFollow.served, { source: spec.name });
+              },
+              onProbeFailed: (error) => {
+                // Each distinct failure once: the probe repeats every CRD_PROBE_MS.
+                if (error.message !== probeFailure) opts.log.warn(`${spec.what} failed; asking again`, { source: spec.name, error: error.message, retryInMs: CRD_PROBE_MS });
+                probeFailure = error.message;
+              },
             });
       return { collection, contribution };
     }),

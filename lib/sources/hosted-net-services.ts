@@ -89,10 +89,10 @@ function switchedOff(obj: HostedNetServices, field: 'nodesResolution' | 'appsRes
 }
 
 /**
- * `status.nodes` is read too, for the cluster-wide rollout of an api-int move (apiIntRollout).
  * `nodesResolution: Disabled` withholds the node records, `appsResolution: Disabled` the
  * `*.apps` wildcard; `apiintIpAddress` is the address api-int should move to, which the
  * migration verifies before serving. No object at all: everything Enabled, api-int the VIP.
+ * `status.nodes` is read too, for the cluster-wide rollout of an api-int move (apiIntRollout).
  */
 export function switchesContribution(obj: HostedNetServices | undefined, warn: Warn): SourceContribution {
   if (obj === undefined) return {};

@@ -190,6 +190,8 @@ export interface ApiServer {
   reset(opts?: ResetOptions): Promise<void>;
   /** Installs the HostedNetServices CRD now, as an admin would after lbdns started (until the next reset). */
   installHostedNetServices(): Promise<void>;
+  /** Removes the HostedNetServices CRD now, and its objects with it. */
+  removeHostedNetServices(): Promise<void>;
   /** Stops the server (the API goes away); start() brings the same cluster back on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -472,6 +474,14 @@ export async function startApiServer(opts: ResetOptions & { readonly sans?: read
     installHostedNetServices: async () => {
       for (const crd of await crdsOf(HOSTED_NET_SERVICES_CRD)) await installCrd(crd);
       crds = { infrastructure: crds?.infrastructure ?? 'release-4.19', hostedNetServices: true };
+    },
+    removeHostedNetServices: async () => {
+      for (const crd of await crdsOf(HOSTED_NET_SERVICES_CRD)) {
+        const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+        await call('DELETE', path);
+        await waitGone(path);
+      }
+      crds = { infrastructure: crds?.infrastructure ?? 'release-4.19', hostedNetServices: false };
     },
     stop: async () => {
       await peer?.stop();
