@@ -1,10 +1,10 @@
 /**
- * The on-prem layout as shipped: `make cluster-manifests` renders a cluster's MachineConfigs
- * once, and a new node, from an empty host, runs what they carry — the static pod's
+ * What `make cluster-manifests` renders, played on a node: a cluster's MachineConfigs rendered
+ * once, and a new node, from an empty host, running what they carry — the static pod's
  * initContainer (real lbdns, real kube-apiserver found through the seed), real CoreDNS on the
- * Corefile it wrote, and Debian's dnsmasq configured as the MachineConfig configures it. Only
- * what a node does differently on loopback is changed: ports (the upstream's given directly,
- * since a resolv.conf cannot name one), and every path under a temp root.
+ * Corefile it wrote and, on-prem, Debian's dnsmasq configured as the MachineConfig configures
+ * it. Only what a node does differently on loopback is changed: ports (the upstream's given
+ * directly, since a resolv.conf cannot name one), and every path under a temp root.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,10 +17,10 @@ import { dump as toYaml, load as parseYaml } from 'js-yaml';
 import { clusterManifests } from '../scripts/cluster-manifests.js';
 import { DNSMASQ_DIR, STATIC_POD_PATH } from '../scripts/manifests.js';
 import { createLogger } from '../lib/runtime/log.js';
-import { API_INT_IP, startCluster, until } from './support/cluster-fixture.js';
+import { API_INT_IP, DOMAIN as CLOUD_DOMAIN, LB_CONFIG, startCluster, until, type ClusterFixture } from './support/cluster-fixture.js';
 import { query, startCoreDns } from './support/coredns.js';
 import { startDnsServer } from './support/dns-server.js';
-import { API_VIP, DOMAIN, INGRESS_VIP, withOnPrem, type OnPrem } from './support/on-prem-fixture.js';
+import { API_VIP, DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 import { freePort } from './support/peers.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 import type { PodSpec } from './support/manifests.js';
@@ -54,14 +54,14 @@ function hostPathOf(pod: PodSpec, container: string, path: string, root: string)
 }
 
 /** A kubelet's kubeconfig: the API server named api-int.<domain>, which resolves nowhere. */
-async function kubeletKubeconfig(path: string, server: { url: string; ca: string; adminToken: string }): Promise<void> {
+async function kubeletKubeconfig(path: string, domain: string, server: { url: string; ca: string; adminToken: string }): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   await writeFile(
     path,
     toYaml({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'c', cluster: { server: `https://api-int.${DOMAIN}:${new URL(server.url).port}`, 'certificate-authority-data': Buffer.from(server.ca).toString('base64') } }],
+      clusters: [{ name: 'c', cluster: { server: `https://api-int.${domain}:${new URL(server.url).port}`, 'certificate-authority-data': Buffer.from(server.ca).toString('base64') } }],
       users: [{ name: 'u', user: { token: server.adminToken } }],
       contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
       'current-context': 'x',
@@ -91,7 +91,7 @@ async function startNodeDnsmasq(shipped: string, root: string, upstream: string)
   resolver.setServers([`127.0.0.1:${port}`]);
   await until('dnsmasq answers', async () => {
     if (child.exitCode !== null) throw new Error(`dnsmasq exited: ${stderr}`);
-    return resolver.resolve4(`api-int.${DOMAIN}`).then(() => true, () => false);
+    return resolver.resolve4('www.example.org').then(() => true, () => false);
   }, 5000);
   return {
     resolver,
@@ -136,6 +136,7 @@ interface BootedNode {
   readonly units: ReturnType<typeof unitsOf>;
   readonly pod: PodSpec;
   /** Started once the initContainer succeeded. */
+  readonly upstream: Awaited<ReturnType<typeof startDnsServer>>;
   coredns?: Awaited<ReturnType<typeof startCoreDns>>;
   dnsmasq?: Awaited<ReturnType<typeof startNodeDnsmasq>>;
 }
@@ -143,9 +144,10 @@ interface BootedNode {
 /**
  * A node's first boot from the cluster's generated master MachineConfig, on an empty host under
  * a temp root: the kubelet's part (volumes, its kubeconfig naming api-int), the initContainer
- * with the pod's own args, then CoreDNS on the Corefile it wrote and dnsmasq as shipped.
+ * with the pod's own args, then CoreDNS on the Corefile it wrote and, on-prem, dnsmasq as
+ * shipped. `upstream`: what the node's upstream resolver answers besides www.example.org.
  */
-async function bootNode(c: OnPrem, body: (node: BootedNode) => Promise<void>): Promise<void> {
+async function bootNode(c: ClusterFixture, domain: string, upstreamRecords: Readonly<Record<string, readonly string[]>>, body: (node: BootedNode) => Promise<void>): Promise<void> {
   const made = await clusterManifests(c.kubeconfig, quiet);
   const mc = made.files.get('99-master-lbdns.yaml') ?? '';
   const files = filesOf(mc);
@@ -155,26 +157,31 @@ async function bootNode(c: OnPrem, body: (node: BootedNode) => Promise<void>): P
   const root = await mkdtemp(join(tmpdir(), 'lbdns-node-'));
   const upstream = await startDnsServer();
   upstream.set('www.example.org', { A: ['192.0.2.80'] });
-  const node: { -readonly [K in keyof BootedNode]: BootedNode[K] } = { init: { code: -1, stderr: '' }, corednsPort: await freePort(), dropIn: join(root, DNSMASQ_DIR, 'lbdns.conf'), units: unitsOf(mc), pod };
+  for (const [name, ips] of Object.entries(upstreamRecords)) upstream.set(name, { A: [...ips] });
+  const node: { -readonly [K in keyof BootedNode]: BootedNode[K] } = { init: { code: -1, stderr: '' }, corednsPort: await freePort(), dropIn: join(root, DNSMASQ_DIR, 'lbdns.conf'), units: unitsOf(mc), pod, upstream };
   try {
     const servicePorts = [`--health-port=${await freePort()}`, `--ready-port=${await freePort()}`];
+    const listen = [`--listen=127.0.0.1:${node.corednsPort}`, ...servicePorts];
     const args = (init?.args ?? []).flatMap((arg): string[] => {
       if (arg === '/var/lib/kubelet/kubeconfig') return [hostPathOf(pod, 'render-corefile', arg, root)];
       const [flag, value] = arg.split(/=(.*)/s) as [string, string | undefined];
       // NetworkManager's resolv.conf cannot name the test upstream's port: lbdns is told it directly.
       if (flag === '--resolv-conf') return ['--upstream', upstream.address];
-      if (flag === '--listen') return [`--listen=127.0.0.1:${node.corednsPort}`, ...servicePorts];
+      if (flag === '--listen') return listen;
       if ((flag === '--out' || flag === '--dnsmasq-out') && value !== undefined) return [`${flag}=${hostPathOf(pod, 'render-corefile', value, root)}`];
       if (flag === '--wait-timeout') return ['--wait-timeout=20s'];
       return [arg];
     });
+    // The cloud pod's CoreDNS takes port 53 on every address; here a loopback port of its own.
+    if (!(init?.args ?? []).some((a) => a.startsWith('--listen='))) args.push(...listen);
     // What the kubelet does for the pod: the DirectoryOrCreate volumes exist before a container starts.
     for (const v of pod.volumes ?? []) if (v.hostPath?.type === 'DirectoryOrCreate') await mkdir(join(root, v.hostPath.path), { recursive: true });
-    await kubeletKubeconfig(hostPathOf(pod, 'render-corefile', '/var/lib/kubelet/kubeconfig', root), { url: c.server.url, ca: c.server.ca, adminToken: c.server.adminToken });
+    await kubeletKubeconfig(hostPathOf(pod, 'render-corefile', '/var/lib/kubelet/kubeconfig', root), domain, { url: c.server.url, ca: c.server.ca, adminToken: c.server.adminToken });
     node.init = await runLbdns(args);
     if (node.init.code === 0) {
       node.coredns = await startCoreDns(hostPathOf(pod, 'render-corefile', '/etc/coredns/Corefile', root), { port: node.corednsPort });
-      node.dnsmasq = await startNodeDnsmasq(files.get('/etc/lbdns/dnsmasq.conf') ?? '', root, upstream.address);
+      const dnsmasqConf = files.get('/etc/lbdns/dnsmasq.conf');
+      if (dnsmasqConf !== undefined) node.dnsmasq = await startNodeDnsmasq(dnsmasqConf, root, upstream.address);
     }
     await body(node);
   } finally {
@@ -202,7 +209,7 @@ test('cluster-manifests refuses a cloud cluster whose dnsType is not ClusterHost
 
 test("a new on-prem node from an empty host: the seeded initContainer renders the Corefile and the dnsmasq drop-in, and the node's dnsmasq as shipped answers api-int with CoreDNS down and sends the other names where they belong", async () => {
   await withOnPrem(ON_PREM_NODE, (c) =>
-    bootNode(c, async (node) => {
+    bootNode(c, DOMAIN, {}, async (node) => {
       // The drop-in names its hosts directory by path, which the node's dnsmasq must find: the container's path is the host's.
       const mount = node.pod.initContainers?.[0]?.volumeMounts?.find((m) => m.mountPath === DNSMASQ_DIR);
       assert.is(node.pod.volumes?.find((v) => v.name === mount?.name)?.hostPath?.path, DNSMASQ_DIR);
@@ -260,7 +267,7 @@ async function seen(server: { host: string; port: number }, name: string, type: 
 
 test("moving a node from the MCO's on-prem stack changes no answer a client acts on: api, api-int and *.apps, A and AAAA, from lbdns's layout as from MCO's CoreDNS", async () => {
   await withOnPrem(ON_PREM_NODE, (c) =>
-    bootNode(c, async (node) => {
+    bootNode(c, DOMAIN, {}, async (node) => {
       assert.is(node.init.code, 0, node.init.stderr);
       const dir = await mkdtemp(join(tmpdir(), 'lbdns-mco-'));
       await writeFile(join(dir, 'Corefile'), mcoOnPremCorefile('127.0.0.1', INGRESS_VIP, '127.0.0.1:9'));
@@ -280,6 +287,27 @@ test("moving a node from the MCO's on-prem stack changes no answer a client acts
       }
     }),
   );
+});
+
+test("a new cloud node from an empty host: the seed cluster-manifests took from the LB config (an NLB's host name) is resolved through the upstream, the API server reached there, and the Corefile served", async () => {
+  const nlb = 'internal-c1-int-0123.elb.us-east-1.amazonaws.com';
+  const c = await startCluster({ own: { sans: [`api-int.${CLOUD_DOMAIN}`] } });
+  try {
+    await c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': nlb } });
+    await bootNode(c, CLOUD_DOMAIN, { [nlb]: ['127.0.0.1'] }, async (node) => {
+      assert.ok(node.pod.initContainers?.[0]?.args?.includes(`--api-int-seed=${nlb}`), 'the seed is the NLB');
+      assert.is(node.init.code, 0, node.init.stderr);
+      assert.ok(node.upstream.queries(nlb, 'A') >= 1, 'the seed asked of the upstream');
+      assert.ok(logLines(node.init.stderr).some((l) => String(l.msg).startsWith('no Corefile serves api-int yet (a first boot)')), 'the API server was found through the seed');
+      const dns = node.coredns?.resolver();
+      assert.ok(dns);
+      assert.equal(await dns.resolve4(`api-int.${CLOUD_DOMAIN}`), ['127.0.0.1'], "api-int: the NLB's addresses, from the cluster");
+      assert.equal(await dns.resolve4(`master-0.${CLOUD_DOMAIN}`), ['10.0.0.5']);
+      assert.is(node.dnsmasq, undefined, 'no dnsmasq off-prem');
+    });
+  } finally {
+    await c.close();
+  }
 });
 
 test.run();
