@@ -8,20 +8,19 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { Resolver } from 'node:dns/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { dump as toYaml, load as parseYaml } from 'js-yaml';
 import { clusterManifests } from '../scripts/cluster-manifests.js';
 import { DNSMASQ_DIR, STATIC_POD_PATH } from '../scripts/manifests.js';
 import { createLogger } from '../lib/runtime/log.js';
-import { API_INT_IP, DOMAIN as CLOUD_DOMAIN, LB_CONFIG, startCluster, until, type ClusterFixture } from './support/cluster-fixture.js';
+import { API_INT_IP, DOMAIN as CLOUD_DOMAIN, LB_CONFIG, startCluster, type ClusterFixture } from './support/cluster-fixture.js';
 import { query, startCoreDns } from './support/coredns.js';
 import { startDnsServer } from './support/dns-server.js';
 import { API_VIP, DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 import { freePort } from './support/peers.js';
+import { startDnsmasq, type Dnsmasq } from './support/dnsmasq.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 import type { PodSpec } from './support/manifests.js';
 
@@ -70,7 +69,7 @@ async function kubeletKubeconfig(path: string, domain: string, server: { url: st
 }
 
 /** Debian's dnsmasq with the shipped configuration, on loopback: its port, addresses and paths moved, nothing else. */
-async function startNodeDnsmasq(shipped: string, root: string, upstream: string): Promise<{ resolver: Resolver; address: string; stop(): Promise<void> }> {
+async function startNodeDnsmasq(shipped: string, root: string, upstream: string): Promise<Dnsmasq> {
   const port = await freePort();
   const conf = join(root, 'etc/lbdns/dnsmasq.conf');
   await mkdir(dirname(conf), { recursive: true });
@@ -82,25 +81,8 @@ async function startNodeDnsmasq(shipped: string, root: string, upstream: string)
     if (line.startsWith('conf-dir=')) return [`conf-dir=${join(root, line.slice('conf-dir='.length))}`];
     return [line];
   });
-  await writeFile(conf, [...lines, 'log-facility=-', ...(process.getuid?.() === 0 ? ['user=root'] : [])].join('\n'));
-  const child = spawn('/usr/sbin/dnsmasq', ['--keep-in-foreground', `--conf-file=${conf}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const resolver = new Resolver({ timeout: 1000, tries: 1 });
-  resolver.setServers([`127.0.0.1:${port}`]);
-  await until('dnsmasq answers', async () => {
-    if (child.exitCode !== null) throw new Error(`dnsmasq exited: ${stderr}`);
-    return resolver.resolve4('www.example.org').then(() => true, () => false);
-  }, 5000);
-  return {
-    resolver,
-    address: `127.0.0.1:${port}`,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  await writeFile(conf, lines.join('\n'));
+  return startDnsmasq([`--conf-file=${conf}`], port, 'www.example.org');
 }
 
 test('cluster-manifests renders an on-prem cluster\'s MachineConfigs with its API VIP as the first boot\'s seed, in both lbdns containers', async () => {

@@ -5,51 +5,20 @@
 import { test } from 'uvu';
 import { freePort } from './support/peers.js';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { Resolver } from 'node:dns/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer } from './support/dns-server.js';
+import { startDnsmasq, type Dnsmasq } from './support/dnsmasq.js';
 import { API_INT_IP, DOMAIN, LB_CONFIG, startCluster, startMonitor, until } from './support/cluster-fixture.js';
 import { runLbdns } from './support/run-cli.js';
 
 const CLUSTER = ['--domain', 'c1.example.com', '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--api-int-lb', 'fd00::20', '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2'];
 
-async function dnsmasqBinary(): Promise<string> {
-  for (const path of ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq']) {
-    if (await access(path).then(() => true, () => false)) return path;
-  }
-  throw new Error('dnsmasq is not installed: run "make test-deps" (as root; installs dnsmasq-base), which "make test" does');
-}
-
-interface Dnsmasq {
-  readonly resolver: Resolver;
-  stop(): Promise<void>;
-}
-
 /** dnsmasq answering on 127.0.0.1 with only the drop-in: no resolv.conf, no /etc/hosts. */
-async function startDnsmasq(dropIn: string, probe = 'api-int.c1.example.com'): Promise<Dnsmasq> {
+async function startDropInDnsmasq(dropIn: string, probe = 'api-int.c1.example.com'): Promise<Dnsmasq> {
   const port = await freePort();
-  const args = ['--keep-in-foreground', `--conf-file=${dropIn}`, '--no-resolv', '--no-hosts', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--pid-file=', '--log-facility=-'];
-  if (process.getuid?.() === 0) args.push('--user=root');
-  const child: ChildProcess = spawn(await dnsmasqBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const resolver = new Resolver({ timeout: 500, tries: 1 });
-  resolver.setServers([`127.0.0.1:${port}`]);
-  await until('dnsmasq answers', async () => {
-    if (child.exitCode !== null) throw new Error(`dnsmasq exited: ${stderr}`);
-    return resolver.resolve4(probe).then(() => true, () => false);
-  });
-  return {
-    resolver,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return startDnsmasq([`--conf-file=${dropIn}`, '--no-resolv', '--no-hosts', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--pid-file='], port, probe);
 }
 
 async function withDir<T>(body: (dir: string) => Promise<T>): Promise<T> {
@@ -67,7 +36,7 @@ test('with CoreDNS down, dnsmasq answers api-int from the drop-in, both families
     const dropIn = join(dir, 'lbdns.conf');
     const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--listen', `127.0.0.1:${corednsPort}`, '--out', dropIn]);
     assert.is(r.code, 0, r.stderr);
-    const dnsmasq = await startDnsmasq(dropIn);
+    const dnsmasq = await startDropInDnsmasq(dropIn);
     try {
       assert.equal(await dnsmasq.resolver.resolve4('api-int.c1.example.com'), ['10.0.0.20']);
       assert.equal(await dnsmasq.resolver.resolve6('api-int.c1.example.com'), ['fd00::20']);
@@ -86,7 +55,7 @@ test('with CoreDNS down, dnsmasq answers every other type of api-int at once wit
     const v4only = CLUSTER.filter((a, i) => a !== 'fd00::20' && CLUSTER[i + 1] !== 'fd00::20');
     const r = await runLbdns(['render-dnsmasq', ...v4only, '--listen', `127.0.0.1:${corednsPort}`, '--out', dropIn]);
     assert.is(r.code, 0, r.stderr);
-    const dnsmasq = await startDnsmasq(dropIn);
+    const dnsmasq = await startDropInDnsmasq(dropIn);
     try {
       for (const ask of [() => dnsmasq.resolver.resolve6('api-int.c1.example.com'), () => dnsmasq.resolver.resolveTxt('api-int.c1.example.com'), () => dnsmasq.resolver.resolveMx('api-int.c1.example.com')]) {
         const started = Date.now();
@@ -108,7 +77,7 @@ test("with CoreDNS up, dnsmasq sends the cluster's other names to it", async () 
       coredns.set('x.apps.c1.example.com', { A: ['10.0.1.30'] });
       const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--listen', coredns.address, '--out', dnsmasqConf]);
       assert.is(r.code, 0, r.stderr);
-      const dnsmasq = await startDnsmasq(dnsmasqConf);
+      const dnsmasq = await startDropInDnsmasq(dnsmasqConf);
       try {
         assert.equal(await dnsmasq.resolver.resolve4('x.apps.c1.example.com'), ['10.0.1.30']);
         assert.ok(coredns.queries('x.apps.c1.example.com', 'A') >= 1);
@@ -167,7 +136,7 @@ test('an api-int move in the cluster reaches the running dnsmasq within seconds,
     let dnsmasq: Dnsmasq | undefined;
     try {
       await until('the drop-in', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes('hostsdir='));
-      dnsmasq = await startDnsmasq(dropIn, `api-int.${DOMAIN}`);
+      dnsmasq = await startDropInDnsmasq(dropIn, `api-int.${DOMAIN}`);
       const served = dnsmasq;
       const answer = async () => (await served.resolver.resolve4(`api-int.${DOMAIN}`).catch(() => [])).join();
       await until('the running dnsmasq answers the LB', async () => (await answer()) === API_INT_IP);
