@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { watchLbStatusCommand } from '../../lib/commands/watch-lb-status.js';
 import type { RawConfig } from '../../lib/inputs/config.js';
 import { startKubeApiServer, type KubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
-import { sharedApiServer, startApiServer, type ApiServer, type InfrastructureCrd, type RbacRule } from './apiserver.js';
+import { sharedApiServer, startApiServer, type ApiServer, type InfrastructureCrd, type RbacRule, type ResetOptions } from './apiserver.js';
 
 export const DOMAIN = 'c1.example.com';
 export const API_IP = '10.0.0.10';
@@ -148,23 +148,32 @@ export async function identityKubeconfig(server: ApiServer, identity: Identity, 
   return ownKubeconfig(identity.as !== undefined ? server.kubeconfigOf(identity.as.user) : identity.rules === undefined ? server.kubeconfig : server.userKubeconfig, dir);
 }
 
-/** Empties the shared real kube-apiserver and seeds the cluster; lbdns's files go to a fresh temp dir. */
-export async function startCluster(seed: RealClusterSeed = {}, extra: readonly KubeObject[] = []): Promise<ClusterFixture> {
-  const crds = { ...(seed.infrastructureCrd ? { infrastructureCrd: seed.infrastructureCrd } : {}), ...(seed.hostedNetServices ? { hostedNetServices: true } : {}) };
-  const server = seed.own ? await startApiServer({ ...crds, ...seed.own }) : await sharedApiServer();
-  if (!seed.own) await server.reset(crds);
-  for (const obj of [...clusterObjects(seed), ...extra]) await server.create(obj);
-  const dir = await mkdtemp(join(tmpdir(), 'lbdns-cluster-'));
+/**
+ * A real kube-apiserver holding `objects` — the shared one emptied, or with `own` one of the
+ * test's own, closed with the fixture — and a fresh temp dir for lbdns's files.
+ */
+export async function realCluster(opts: { readonly crds: ResetOptions; readonly own: { readonly sans?: readonly string[] } | undefined; readonly identity: Identity; readonly objects: readonly KubeObject[]; readonly dirPrefix: string }): Promise<ClusterFixture> {
+  const { own } = opts;
+  const server = own ? await startApiServer({ ...opts.crds, ...own }) : await sharedApiServer();
+  if (!own) await server.reset(opts.crds);
+  for (const obj of opts.objects) await server.create(obj);
+  const dir = await mkdtemp(join(tmpdir(), opts.dirPrefix));
   return {
     server,
     dir,
-    kubeconfig: await identityKubeconfig(server, seed, dir),
+    kubeconfig: await identityKubeconfig(server, opts.identity, dir),
     out: join(dir, 'Corefile'),
     close: async () => {
-      if (seed.own) await server.close();
+      if (own) await server.close();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Empties the shared real kube-apiserver and seeds the cluster; lbdns's files go to a fresh temp dir. */
+export async function startCluster(seed: RealClusterSeed = {}, extra: readonly KubeObject[] = []): Promise<ClusterFixture> {
+  const crds = { ...(seed.infrastructureCrd ? { infrastructureCrd: seed.infrastructureCrd } : {}), ...(seed.hostedNetServices ? { hostedNetServices: true } : {}) };
+  return realCluster({ crds, own: seed.own, identity: seed, objects: [...clusterObjects(seed), ...extra], dirPrefix: 'lbdns-cluster-' });
 }
 
 /** The same cluster in the test API server, for fault tests; writes its kubeconfig into a fresh temp dir. */

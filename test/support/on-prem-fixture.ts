@@ -5,8 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { identityKubeconfig, node, type ClusterFixture, type FakeClusterFixture, type Identity } from './cluster-fixture.js';
-import { INFRASTRUCTURE_CRDS, sharedApiServer, startApiServer } from './apiserver.js';
+import { node, realCluster, type ClusterFixture, type FakeClusterFixture, type Identity } from './cluster-fixture.js';
+import { INFRASTRUCTURE_CRDS } from './apiserver.js';
 import { resourceType, startKubeApiServer, type KubeApiServerOptions, type KubeObject } from './kube-api-server.js';
 import { onPremStatusKey } from '../../lib/sources/on-prem-vips.js';
 import type { OnPremPlatform } from '../../lib/model.js';
@@ -58,23 +58,9 @@ const HNS_TYPE = resourceType('lbdns.io/v1alpha1', 'hostednetservices', 'HostedN
 
 /** Empties the shared real kube-apiserver and seeds the cluster; the caller closes it. */
 export async function startOnPrem(opts: OnPremOptions = {}): Promise<OnPrem> {
-  const platform = opts.platform ?? 'BareMetal';
   const crds = { infrastructureCrd: opts.crd ?? 'main', hostedNetServices: opts.switches ?? false } as const;
-  const server = opts.own ? await startApiServer({ ...crds, ...opts.own }) : await sharedApiServer();
-  if (!opts.own) await server.reset(crds);
-  await server.create(infrastructure(platform, opts.status));
-  await server.create(node('master-0', ['192.168.111.20']));
-  const dir = await mkdtemp(join(tmpdir(), 'lbdns-onprem-'));
-  return {
-    server,
-    dir,
-    kubeconfig: await identityKubeconfig(server, opts, dir),
-    out: join(dir, 'Corefile'),
-    close: async () => {
-      if (opts.own) await server.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  const objects = [infrastructure(opts.platform ?? 'BareMetal', opts.status), node('master-0', ['192.168.111.20'])];
+  return realCluster({ crds, own: opts.own, identity: opts, objects, dirPrefix: 'lbdns-onprem-' });
 }
 /** The same cluster in the test API server, for fault tests; the caller closes it. */
 export async function startFakeOnPrem(opts: FakeOnPremOptions = {}): Promise<FakeClusterFixture> {
