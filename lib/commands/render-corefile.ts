@@ -13,9 +13,9 @@ import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js'
 import { writeZoneFiles, zoneFilePaths } from '../sinks/zone-file-output.js';
 
 const IF_UNREACHABLE = ['fail', 'keep'] as const;
+type IfUnreachable = (typeof IF_UNREACHABLE)[number];
 
 export const DNSMASQ_OUT_NEEDS_FILE = '--dnsmasq-out writes the drop-in beside a Corefile written to a file: give --out FILE, without --diff';
-type IfUnreachable = (typeof IF_UNREACHABLE)[number];
 
 export interface RenderCorefileOptions extends CommandInputs {
   readonly diff: boolean;
