@@ -15,7 +15,7 @@ import { dump as toYaml, load as parseYaml } from 'js-yaml';
 import { clusterManifests } from '../scripts/cluster-manifests.js';
 import { DNSMASQ_DIR, STATIC_POD_PATH } from '../scripts/manifests.js';
 import { createLogger } from '../lib/runtime/log.js';
-import { API_INT_IP, DOMAIN as CLOUD_DOMAIN, LB_CONFIG, startCluster, type ClusterFixture } from './support/cluster-fixture.js';
+import { API_INT_IP, DOMAIN as CLOUD_DOMAIN, LB_CONFIG, startCluster, until, type ClusterFixture } from './support/cluster-fixture.js';
 import { query, startCoreDns } from './support/coredns.js';
 import { startDnsServer } from './support/dns-server.js';
 import { API_VIP, DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
@@ -119,6 +119,8 @@ interface BootedNode {
   readonly pod: PodSpec;
   /** Started once the initContainer succeeded. */
   readonly upstream: Awaited<ReturnType<typeof startDnsServer>>;
+  /** Runs the initContainer again, as after a pod restart. */
+  rerun(): Promise<{ readonly code: number; readonly stderr: string }>;
   coredns?: Awaited<ReturnType<typeof startCoreDns>>;
   dnsmasq?: Awaited<ReturnType<typeof startNodeDnsmasq>>;
 }
@@ -140,11 +142,12 @@ async function bootNode(c: ClusterFixture, domain: string, upstreamRecords: Read
   const upstream = await startDnsServer();
   upstream.set('www.example.org', { A: ['192.0.2.80'] });
   for (const [name, ips] of Object.entries(upstreamRecords)) upstream.set(name, { A: [...ips] });
-  const node: { -readonly [K in keyof BootedNode]: BootedNode[K] } = { init: { code: -1, stderr: '' }, corednsPort: await freePort(), dropIn: join(root, DNSMASQ_DIR, 'lbdns.conf'), units: unitsOf(mc), pod, upstream };
+  let args: string[] = [];
+  const node: { -readonly [K in keyof BootedNode]: BootedNode[K] } = { init: { code: -1, stderr: '' }, corednsPort: await freePort(), dropIn: join(root, DNSMASQ_DIR, 'lbdns.conf'), units: unitsOf(mc), pod, upstream, rerun: () => runLbdns(args) };
   try {
     const servicePorts = [`--health-port=${await freePort()}`, `--ready-port=${await freePort()}`];
     const listen = [`--listen=127.0.0.1:${node.corednsPort}`, ...servicePorts];
-    const args = (init?.args ?? []).flatMap((arg): string[] => {
+    args = (init?.args ?? []).flatMap((arg): string[] => {
       if (arg === '/var/lib/kubelet/kubeconfig') return [hostPathOf(pod, 'render-corefile', arg, root)];
       const [flag, value] = arg.split(/=(.*)/s) as [string, string | undefined];
       // NetworkManager's resolv.conf cannot name the test upstream's port: lbdns is told it directly.
@@ -189,7 +192,7 @@ test('cluster-manifests refuses a cloud cluster whose dnsType is not ClusterHost
   }
 });
 
-test("a new on-prem node from an empty host: the seeded initContainer renders the Corefile and the dnsmasq drop-in, and the node's dnsmasq as shipped answers api-int with CoreDNS down and sends the other names where they belong", async () => {
+test("a new on-prem node from an empty host: the seeded initContainer renders the Corefile and the dnsmasq drop-in, and the node's dnsmasq as shipped answers api-int with CoreDNS down, sends the other names where they belong and caches none of CoreDNS's answers", async () => {
   await withOnPrem(ON_PREM_NODE, (c) =>
     bootNode(c, DOMAIN, {}, async (node) => {
       // The drop-in names its hosts directory by path, which the node's dnsmasq must find: the container's path is the host's.
@@ -209,6 +212,14 @@ test("a new on-prem node from an empty host: the seeded initContainer renders th
       assert.equal(await dns.resolve4(`x.apps.${DOMAIN}`), [INGRESS_VIP], '*.apps through CoreDNS');
       assert.equal(await dns.resolve4(`master-0.${DOMAIN}`), ['192.168.111.20'], 'node names through CoreDNS');
       assert.equal(await dns.resolve4('www.example.org'), ['192.0.2.80'], 'other names to the upstreams NetworkManager learned');
+
+      // The ingress VIP moves: once CoreDNS answers the new one, so does dnsmasq, for a name it was just asked.
+      await c.server.patchStatus({ resource: 'infrastructures', name: 'cluster' }, { platformStatus: { baremetal: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: ['192.168.111.40'] } } });
+      const rerun = await node.rerun();
+      assert.is(rerun.code, 0, rerun.stderr);
+      const coredns = node.coredns?.resolver();
+      await until('CoreDNS answers the new VIP', async () => (await coredns?.resolve4(`x.apps.${DOMAIN}`).catch(() => []))?.[0] === '192.168.111.40', 6000);
+      assert.equal(await dns.resolve4(`x.apps.${DOMAIN}`), ['192.168.111.40'], 'nothing cached in dnsmasq');
 
       await node.coredns?.close();
       node.coredns = undefined;
