@@ -15,10 +15,10 @@ import { runLbdns } from './support/run-cli.js';
 
 const CLUSTER = ['--domain', 'c1.example.com', '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--api-int-lb', 'fd00::20', '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2'];
 
-/** dnsmasq answering on 127.0.0.1 with only the drop-in: no resolv.conf, no /etc/hosts. */
+/** dnsmasq answering on 127.0.0.1 with only the drop-in: no resolv.conf, no /etc/hosts, no cache (as the on-prem layout runs it). */
 async function startDropInDnsmasq(dropIn: string, probe = 'api-int.c1.example.com'): Promise<Dnsmasq> {
   const port = await freePort();
-  return startDnsmasq([`--conf-file=${dropIn}`, '--no-resolv', '--no-hosts', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--pid-file='], port, probe);
+  return startDnsmasq([`--conf-file=${dropIn}`, '--no-resolv', '--no-hosts', '--cache-size=0', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--pid-file='], port, probe);
 }
 
 async function withDir<T>(body: (dir: string) => Promise<T>): Promise<T> {
