@@ -1,6 +1,7 @@
 import { KubeAccessError, KubeError } from '../errors.js';
 
 function statusOf(err: unknown): number | undefined {
+  if (err instanceof KubeError) return err.status;
   const e = err as { code?: unknown; statusCode?: unknown };
   if (typeof e?.code === 'number') return e.code;
   if (typeof e?.statusCode === 'number') return e.statusCode;

@@ -1,7 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { httpStatusOf } from './api-error.js';
 import { watchCollection, type WatchedCollection, type WatchOptions } from './informer.js';
-
-const NOT_FOUND = 404;
 
 export interface WhenServedOptions<T extends KubernetesObject> extends WatchOptions<T> {
   /** How often to ask again while the collection's path is not served. */
@@ -14,7 +13,7 @@ export interface WhenServedOptions<T extends KubernetesObject> extends WatchOpti
   readonly onProbeFailed: (error: Error) => void;
 }
 
-const notFound = (err: unknown): boolean => (err as { code?: unknown; status?: unknown }).code === NOT_FOUND || (err as { status?: unknown }).status === NOT_FOUND;
+const notFound = (err: unknown): boolean => httpStatusOf(err) === 404;
 
 /**
  * A collection whose CRD may be installed after lbdns starts, or removed: while its path

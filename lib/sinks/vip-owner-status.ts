@@ -1,6 +1,7 @@
 import { networkInterfaces } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { canonicalIp } from '../grammar/ip.js';
+import { httpStatusOf } from '../kube/api-error.js';
 import { listJson } from '../kube/list-json.js';
 import { sendJson } from '../kube/send-json.js';
 import { HOSTED_NET_SERVICES, type ApiIntRollout } from '../sources/hosted-net-services.js';
@@ -91,7 +92,6 @@ interface HostedNetServicesObject {
 }
 
 const CONFLICT = 409;
-const NOT_FOUND = 404;
 
 /**
  * Reads the object, and writes what this node's view calls for with its resourceVersion as
@@ -102,7 +102,7 @@ const NOT_FOUND = 404;
 export async function publishVipOwners(kc: KubeConfig, view: VipView, attempts = 3): Promise<'written' | 'unchanged' | 'no-object'> {
   for (let attempt = 1; ; attempt++) {
     const list = await listJson(kc, HOSTED_NET_SERVICES.path, { fieldSelector: `metadata.name=${HOSTED_NET_SERVICES.name}` }).catch((err: unknown) => {
-      if ((err as { code?: unknown }).code === NOT_FOUND) return { items: [] };
+      if (httpStatusOf(err) === 404) return { items: [] };
       throw err;
     });
     const object = list.items[0] as HostedNetServicesObject | undefined;
