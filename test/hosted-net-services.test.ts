@@ -137,6 +137,22 @@ test("nodes whose monitors ran before the HostedNetServices object existed recor
   });
 });
 
+test("a node's entry removed from the status is written again by its monitor", async () => {
+  await withOnPrem({ switches: true }, async (c) => {
+    await c.server.create(hostedNetServices({}));
+    const monitor = await startMonitor(c, { nodeName: 'master-0' });
+    try {
+      const nodes = async () => ((await c.server.get<{ status?: { nodes?: { name: string; apiIntServes: string }[] } }>(HNS))?.status?.nodes ?? []);
+      await until('the entry', async () => (await nodes()).length === 1, 10_000);
+      await c.server.patchStatus(HNS, { nodes: [] });
+      await until('the entry again', async () => (await nodes()).length === 1, 10_000);
+      assert.equal(await nodes(), [{ name: 'master-0', apiIntServes: API_VIP }]);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
 test('with the CRD but no object, everything is served', async () => {
   await withOnPrem({ switches: true }, async (c) => {
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '5s']);

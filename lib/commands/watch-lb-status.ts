@@ -48,7 +48,7 @@ const FOREVER_MS = 2 ** 31 - 1;
 /**
  * On-prem: records this node in HostedNetServices status as the owner of the VIPs its
  * interfaces hold, after each state written and every VIP_CHECK_MS, writing only when its view
- * changed; a failed write is tried again at the next look.
+ * changed or the status read lacks it; a failed write is tried again at the next look.
  */
 function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt: () => ReturnType<ApiIntGate['report']> | undefined) {
   let last: DesiredState | undefined;
@@ -65,7 +65,10 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     const rollout = holdsApiVip ? last.apiIntRollout : undefined;
     const view: VipView = { nodeName, holdsApiVip, holdsIngressVip: holds(last.spec.lbs.ingress), apiIntServes, ...(served ? { apiInt: served } : {}), ...(rollout ? { rollout } : {}) };
     const key = JSON.stringify(view);
-    if (key === reported) return;
+    // The object's status as last read, not only what this node wrote, decides: an entry lost
+    // since (the object replaced, the list edited) is written again.
+    const recorded = last.apiIntReported === undefined || last.apiIntReported.some((n) => n.name === nodeName && n.apiIntServes === apiIntServes);
+    if (key === reported && recorded) return;
     busy = true;
     try {
       const outcome = await publishVipOwners(kc, view);

@@ -5,7 +5,7 @@ import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from 
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import type { ApiIntGate } from './api-int-gate.js';
-import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type RecordSet, type Resolution } from '../model.js';
+import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type NodeApiInt, type RecordSet, type Resolution } from '../model.js';
 import { addressesOf, buildRecordSet, lbRecordName, type RecordSetResult } from '../resolve/record-set.js';
 import type { Refusal } from '../resolve/gateway-names.js';
 
@@ -36,6 +36,8 @@ export interface DesiredState {
   readonly totals: RecordSetResult['totals'];
   /** On-prem with a HostedNetServices object: which Nodes answer api-int where it is asked to be. */
   readonly apiIntRollout?: ApiIntRollout;
+  /** On-prem with a HostedNetServices object: its `status.nodes` as last read. */
+  readonly apiIntReported?: readonly NodeApiInt[];
 }
 
 export interface MonitorOptions {
@@ -300,7 +302,7 @@ export class Monitor {
     const nodeNames = data?.nodes === undefined || localSays.nodes ? [] : spec.nodes.map((n) => n.name);
     const target = localSays.lbs.has('api-int') ? addressesOf(spec.lbs['api-int'], snapshot) : data?.apiIntAddress !== undefined ? [data.apiIntAddress] : addressesOf(merged.lbs['api-int'], snapshot);
     const rollout = data?.apiIntReported === undefined || nodeNames.length === 0 || target.length === 0 ? undefined : apiIntRollout(target.join(','), nodeNames, data.apiIntReported);
-    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, ...(rollout ? { apiIntRollout: rollout } : {}) };
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
     await this.opts.sink(this.latest);
