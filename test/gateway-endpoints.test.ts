@@ -124,11 +124,18 @@ test('served: providerSpecific weight and geo-code become the served weight and 
   assert.equal(flat.filter((x) => x.dnsName === 'klb.test.example.com').map((x) => x.geo), ['IE', '*']);
 });
 
-test('excludeAddresses: a host name written in another case, or with a trailing dot, excludes the Gateway address it names, as Kuadrant compares them', () => {
+const address = (endpoint: Endpoint, value = endpoint.kind === 'ip' ? endpoint.ip : endpoint.hostname) => ({ endpoint, value });
+type PolicySpec = Parameters<typeof dnsPolicyEndpoints>[0]['policies'][number];
+const policy = (name: string, created: string, sectionName?: string, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): PolicySpec => ({
+  metadata: { namespace: 'ns', name, creationTimestamp: created, ...meta },
+  spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', ...(sectionName === undefined ? {} : { sectionName }) }, ...spec },
+});
+/** Which policy serves which of the Gateway's listeners a and b, as `policy:listener`. */
+function servedBy(policies: readonly PolicySpec[], addresses = [address(ip('10.0.0.1'))]) {
   const owners = dnsPolicyEndpoints(
     {
-      policies: [{ metadata: { namespace: 'ns', name: 'p', creationTimestamp: 'x' }, spec: { targetRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }, excludeAddresses: ['LB.Example.org.'] } }],
-      gateways: [{ id: { namespace: 'ns', name: 'gw', created: 'x' }, listeners: [{ name: 'l', hostname: HOST, attachedRoutes: 1 }], addresses: [hostname('lb.example.org'), hostname('other.example.org')] }],
+      policies,
+      gateways: [{ id: { namespace: 'ns', name: 'gw', created: 'x' }, listeners: ['a', 'b'].map((l) => ({ name: l, hostname: `${l}.example.com`, attachedRoutes: 1 })), addresses }],
       zones: ['example.com'],
       kuadrantHosts: new Set(),
       clusterId: ID,
@@ -136,7 +143,40 @@ test('excludeAddresses: a host name written in another case, or with a trailing 
     },
     () => undefined,
   );
-  assert.equal(owners.flatMap((o) => o.endpoints.map((x) => [x.recordType, x.targets])), [['CNAME', ['other.example.org']]]);
+  return { by: owners.map((o) => o.source.replace(/^dnspolicy\/ns\/(.*):gateway\/gw\/(.*)$/, '$1:$2')), targets: owners.flatMap((o) => o.endpoints.flatMap((x) => x.targets)) };
+}
+const BAD_CIDR = { excludeAddresses: ['10.0.0.0/33'] };
+
+test('policy choice: a listener takes the oldest policy naming its section, the others the oldest naming the Gateway', () => {
+  assert.equal(servedBy([policy('gw-new', '2026-01-02T00:00:00Z'), policy('gw-old', '2026-01-01T00:00:00Z'), policy('for-b', '2026-01-03T00:00:00Z', 'b')]).by, ['gw-old:a', 'for-b:b']);
+});
+
+test("policy choice: a listener's own policy that fails validation keeps the Gateway's policy off that listener, as in Kuadrant", () => {
+  assert.equal(servedBy([policy('gw', '2026-01-01T00:00:00Z'), policy('for-b', '2026-01-02T00:00:00Z', 'b', BAD_CIDR)]).by, ['gw:a']);
+});
+
+test('policy choice: a newer policy on the target of an older one that fails validation is a conflict too, as in Kuadrant', () => {
+  assert.equal(servedBy([policy('old', '2026-01-01T00:00:00Z', undefined, BAD_CIDR), policy('new', '2026-01-02T00:00:00Z')]).by, []);
+});
+
+test("policy choice: a listener's own policy being deleted keeps the Gateway's policy off that listener until it is gone", () => {
+  assert.equal(servedBy([policy('gw', '2026-01-01T00:00:00Z'), policy('for-b', '2026-01-02T00:00:00Z', 'b', {}, { deletionTimestamp: '2026-01-03T00:00:00Z' })]).by, ['gw:a']);
+});
+
+test('policy choice: an older policy being deleted leaves its target to the next oldest, as in Kuadrant', () => {
+  assert.equal(servedBy([policy('old', '2026-01-01T00:00:00Z', undefined, {}, { deletionTimestamp: '2026-01-03T00:00:00Z' }), policy('new', '2026-01-02T00:00:00Z')]).by, ['new:a', 'new:b']);
+});
+
+test('excludeAddresses: an entry removes the Gateway address whose value is the same text, as Kuadrant compares them; another case or a trailing dot does not', () => {
+  const addresses = [address(hostname('lb.example.org')), address(hostname('other.example.org')), address(ip('2001:db8::1'), '2001:DB8::1')];
+  const { targets } = servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['LB.Example.org.', 'other.example.org', '2001:DB8::1'] })], addresses);
+  assert.equal(targets, ['lb.example.org']);
+});
+
+test('excludeAddresses: a CIDR removes the IP addresses in it, whatever their written form', () => {
+  const addresses = [address(ip('2001:db8::1'), '2001:DB8:0::1'), address(ip('10.0.0.1'))];
+  const { targets } = servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['2001:db8::/64'] })], addresses);
+  assert.equal(targets, ['10.0.0.1']);
 });
 
 test.run();

@@ -3,7 +3,7 @@ import { canonicalIp, ipFamily } from '../grammar/ip.js';
 import type { BuiltEndpoint, Endpoint, GatewayTtls, OwnedEndpoints } from '../model.js';
 import { validateGeoCode, validateWeight } from '../grammar/validate.js';
 import { buildEndpoints, ClusterIdUnknown, type LoadBalancing } from './gateway-endpoints.js';
-import type { GatewayView } from './gateways.js';
+import type { GatewayAddress, GatewayView } from './gateways.js';
 import { perObject, sameObjects } from './per-object.js';
 import { sectionNameOf } from './gateways.js';
 import { servedEndpoints, servedWithWarnings } from './served-endpoints.js';
@@ -23,8 +23,13 @@ interface PolicyView {
   readonly id: ObjectIdentity;
   readonly gateway: string;
   readonly sectionName: string | undefined;
-  readonly loadBalancing: LoadBalancing | undefined;
-  readonly excluded: (address: Endpoint) => boolean;
+  readonly deleting: boolean;
+  /**
+   * What it asks for; undefined when it cannot apply (being deleted, or invalid). Such a policy
+   * still holds its target, as in Kuadrant: a Gateway's policy skips a listener with any policy
+   * of its own, and a newer policy on the same target is a conflict even when the older fails.
+   */
+  readonly applies: { readonly loadBalancing: LoadBalancing | undefined; readonly excluded: (address: GatewayAddress) => boolean } | undefined;
 }
 
 /** The DNSPolicy as an Event's involved object: a policy that cannot apply is the tenant's to fix. */
@@ -49,10 +54,10 @@ function loadBalancingOf(policy: DNSPolicy, object: string, warn: Warn): LoadBal
 
 /**
  * excludeAddresses as Kuadrant reads it: an entry with a `/` is a CIDR removing the IPs in it,
- * and one that does not parse fails the whole policy (null); any other entry removes the
- * address written the same (IPs compared in canonical form).
+ * and one that does not parse fails the whole policy (null); any entry removes the address
+ * whose value is the same text.
  */
-function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address: Endpoint) => boolean) | null {
+function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address: GatewayAddress) => boolean) | null {
   const blocks = new BlockList();
   const exact = new Set<string>();
   const entries = policy.spec?.excludeAddresses;
@@ -63,12 +68,9 @@ function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address:
   }
   for (const [i, item] of entries.entries()) {
     const text = typeof item === 'string' ? item : String(item);
+    exact.add(text);
     const slash = text.indexOf('/');
-    if (slash < 0) {
-      // Host names as the Gateway's addresses hold them: lower case, no trailing dot.
-      exact.add(canonicalIp(text) ?? text.toLowerCase().replace(/\.$/, ''));
-      continue;
-    }
+    if (slash < 0) continue;
     const ip = canonicalIp(text.slice(0, slash));
     const prefix = text.slice(slash + 1);
     if (ip === null || !/^[0-9]{1,3}$/.test(prefix) || Number(prefix) > (ipFamily(ip) === 4 ? 32 : 128)) {
@@ -80,10 +82,7 @@ function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address:
   }
   // BlockList.check builds a SocketAddress on every call: skipped when no CIDR is given.
   const cidrs = blocks.rules.length > 0;
-  return (address) => {
-    const value = address.kind === 'ip' ? address.ip : address.hostname;
-    return exact.has(value) || (cidrs && address.kind === 'ip' && blocks.check(address.ip, ipFamily(address.ip) === 4 ? 'ipv4' : 'ipv6'));
-  };
+  return ({ endpoint, value }) => exact.has(value) || (cidrs && endpoint.kind === 'ip' && blocks.check(endpoint.ip, ipFamily(endpoint.ip) === 4 ? 'ipv4' : 'ipv6'));
 }
 
 function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
@@ -91,7 +90,6 @@ function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
     warnIgnored(warn, 'dnspolicy list item', policy, 'is not an object');
     return undefined;
   }
-  if (policy.metadata?.deletionTimestamp) return undefined;
   const object = describeObject('dnspolicy', policy.metadata);
   const id = identityOf(policy.metadata, object, warn, 'policy not applied');
   if (id === undefined) return undefined;
@@ -103,11 +101,11 @@ function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
   const hasSection = ref.sectionName !== undefined && ref.sectionName !== null;
   const sectionName = hasSection ? sectionNameOf(ref.sectionName, `${object} spec.targetRef.sectionName`, warn) : undefined;
   if (hasSection && sectionName === undefined) return undefined;
+  const held = { id, gateway: `${id.namespace}/${ref.name}`, sectionName };
+  if (policy.metadata?.deletionTimestamp) return { ...held, deleting: true, applies: undefined };
   const loadBalancing = loadBalancingOf(policy, object, warn);
-  if (loadBalancing === null) return undefined;
   const excluded = exclusionsOf(policy, object, warn);
-  if (excluded === null) return undefined;
-  return { id, gateway: `${id.namespace}/${ref.name}`, sectionName, loadBalancing, excluded };
+  return { ...held, deleting: false, applies: loadBalancing === null || excluded === null ? undefined : { loadBalancing, excluded } };
 }
 
 const older = (a: ObjectIdentity, b: ObjectIdentity): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -164,16 +162,17 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     const policy = inputs.policies[i];
     // As Kuadrant: one DNSRecord per listener with a host name and attached routes, for that host name.
     const host = listener.hostname;
-    if (policy === undefined || host === undefined || listener.attachedRoutes <= 0) return;
+    const applies = policy?.applies;
+    if (policy === undefined || applies === undefined || host === undefined || listener.attachedRoutes <= 0) return;
     if (inputs.kuadrantHosts.has(`${policy.id.namespace}/${host}`)) return;
     let addresses = addressesFor.get(policy);
-    if (addresses === undefined) addressesFor.set(policy, (addresses = gateway.addresses.filter((a) => !policy.excluded(a))));
+    if (addresses === undefined) addressesFor.set(policy, (addresses = gateway.addresses.filter((a) => !applies.excluded(a)).map((a) => a.endpoint)));
     // Joined, not a template: one flat string per listener, not a chain of eight concatenations.
     const source = ['dnspolicy/', policy.id.namespace, '/', policy.id.name, ':gateway/', gateway.id.name, '/', listener.name].join('');
     const target = { name: gateway.id.name, namespace: gateway.id.namespace, addresses, clusterId: inputs.clusterId };
     let kuadrant;
     try {
-      kuadrant = buildEndpoints(host, target, policy.loadBalancing, inputs.ttls);
+      kuadrant = buildEndpoints(host, target, applies.loadBalancing, inputs.ttls);
     } catch (err) {
       if (!(err instanceof ClusterIdUnknown)) throw err;
       keep(`${source}: ${err.message}; its load-balanced host ${host} is not served until it is`, { where: source, reason: err.message });
@@ -192,15 +191,19 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
 }
 
 /**
- * For each Gateway listener with attached routes, the policy that applies (one targeting its
- * section, else one targeting the whole Gateway; among several, the oldest) and the endpoints
- * Kuadrant would build for its host name. One owner per listener, so a refusal names a host.
+ * For each Gateway listener with attached routes, the policy that applies (the oldest of those
+ * targeting its section, else of those targeting the whole Gateway, as Kuadrant chooses) and the
+ * endpoints Kuadrant would build for its host name. One owner per listener, so a refusal names a host.
  */
 export function dnsPolicyEndpoints(inputs: PolicyInputs, warn: Warn): OwnedEndpoints[] {
   const policies = inputs.policies.flatMap((p) => policyViewOf(p, warn) ?? []).sort((a, b) => older(a.id, b.id));
+  /** Targets with any policy, one being deleted included. */
+  const attached = new Set<string>();
   const claimed = new Map<string, PolicyView>();
   for (const policy of policies) {
     const target = `${policy.gateway}#${policy.sectionName ?? ''}`;
+    attached.add(target);
+    if (policy.deleting) continue;
     const first = claimed.get(target);
     if (first !== undefined) {
       warnIgnored(warn, `dnspolicy ${policy.id.namespace}/${policy.id.name} spec.targetRef`, target, `targets what the older dnspolicy ${first.id.namespace}/${first.id.name} already targets`, 'policy not applied');
@@ -213,7 +216,7 @@ export function dnsPolicyEndpoints(inputs: PolicyInputs, warn: Warn): OwnedEndpo
     gatewayEndpoints(
       gateway,
       {
-        policies: gateway.listeners.map((l) => claimed.get(`${key}#${l.name}`) ?? claimed.get(`${key}#`)),
+        policies: gateway.listeners.map((l) => claimed.get(attached.has(`${key}#${l.name}`) ? `${key}#${l.name}` : `${key}#`)),
         zones: inputs.zones,
         kuadrantHosts: inputs.kuadrantHosts,
         clusterId: inputs.clusterId,

@@ -35,7 +35,13 @@ export interface GatewayView {
   readonly id: ObjectIdentity;
   readonly listeners: readonly GatewayListener[];
   /** status.addresses: IP literals and host names, valid, distinct, at most 16. */
-  readonly addresses: readonly Endpoint[];
+  readonly addresses: readonly GatewayAddress[];
+}
+
+/** An address and its `value` as the Gateway writes it: Kuadrant's excludeAddresses compares that text. */
+export interface GatewayAddress {
+  readonly endpoint: Endpoint;
+  readonly value: string;
 }
 
 /** A listener or section name (Gateway API's SectionName grammar). */
@@ -90,9 +96,9 @@ function listenersOf(gateway: Gateway, object: string, warn: Warn): GatewayListe
 }
 
 /** status.addresses entries of type IPAddress (an IP literal) or Hostname (a fully qualified name); others are skipped. */
-function addressesOf(gateway: Gateway, object: string, warn: Warn): Endpoint[] {
+function addressesOf(gateway: Gateway, object: string, warn: Warn): GatewayAddress[] {
   const where = `${object} status.addresses`;
-  const found = elementsOf(gateway.status?.addresses, where, warn).flatMap(({ item, where: at }): Located<Endpoint>[] => {
+  const found = elementsOf(gateway.status?.addresses, where, warn).flatMap(({ item, where: at }): Located<GatewayAddress>[] => {
     const entry = item as { type?: unknown; value?: unknown } | null;
     if (typeof entry !== 'object' || entry === null) {
       warnIgnored(warn, at, item, 'is not an address');
@@ -109,9 +115,9 @@ function addressesOf(gateway: Gateway, object: string, warn: Warn): Endpoint[] {
       warnIgnored(warn, `${at}.value`, entry.value, `is not of type ${type}`);
       return [];
     }
-    return [{ item: endpoint, where: at }];
+    return [{ item: { endpoint, value: entry.value as string }, where: at }];
   });
-  return distinctCapped(found, endpointKey, where, warn);
+  return distinctCapped(found, (a) => endpointKey(a.endpoint), where, warn);
 }
 
 export function gatewayView(gateway: Gateway, warn: Warn): GatewayView | undefined {
