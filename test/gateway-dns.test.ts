@@ -265,6 +265,29 @@ test('load-balanced with two geos and two weights: the default geo answers with 
   });
 });
 
+test("a weighted target of weight 0 is drained: not answered while another target weighs more, as Kuadrant's plugin never picks it", async () => {
+  await withGatewayMonitor(async ({ c, dns }) => {
+    await c.server.create(gateway('eu-a', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
+    await c.server.create(gateway('eu-b', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.2' }]));
+    await c.server.create(dnsPolicy('eu-a', { gateway: 'eu-a' }, { loadBalancing: { weight: 100, geo: 'GEO-EU', defaultGeo: true } }));
+    await c.server.create(dnsPolicy('eu-b', { gateway: 'eu-b' }, { loadBalancing: { weight: 0, geo: 'GEO-EU', defaultGeo: true } }));
+    await until('the EU address', async () => (await served(dns, APP)).length > 0);
+    await sleep(500);
+    assert.equal(await served(dns, APP), ['A 192.0.2.1']);
+  });
+});
+
+test('a weighted set all of weight 0 answers every target, none preferred', async () => {
+  await withGatewayMonitor(async ({ c, dns }) => {
+    await c.server.create(gateway('eu-a', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
+    await c.server.create(gateway('eu-b', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.2' }]));
+    await c.server.create(dnsPolicy('eu-a', { gateway: 'eu-a' }, { loadBalancing: { weight: 0, geo: 'GEO-EU', defaultGeo: true } }));
+    await c.server.create(dnsPolicy('eu-b', { gateway: 'eu-b' }, { loadBalancing: { weight: 0, geo: 'GEO-EU', defaultGeo: true } }));
+    await until('both EU addresses', async () => (await served(dns, APP)).length === 2);
+    assert.equal(await served(dns, APP), ['A 192.0.2.1', 'A 192.0.2.2']);
+  });
+});
+
 test('--geo-code picks that geo of a load-balanced name', async () => {
   await withGatewayMonitor(
     async ({ c, dns }) => {

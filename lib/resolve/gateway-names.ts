@@ -197,6 +197,8 @@ export class GatewayAnswers {
         return { ...none, why };
       }
     }
+    // Weight 0 drains a target, as in Kuadrant's plugin, which never picks one while another weighs more.
+    if (set.length > 1 && set.some((e) => (e.weight ?? 1) > 0)) set = set.filter((e) => e.weight !== 0);
     const reads = set.map((e) => e.targets[0] as string);
     this.reads.set(name, reads);
     for (const read of reads) {
@@ -230,7 +232,7 @@ function cnameAnswer(name: string, set: readonly GatewayEndpoint[], targets: rea
   return { chain: [], owner: name, ...splitFamilies([...v4, ...v6]), ttl, weights };
 }
 
-/** CoreDNS reads weights 1–255 (a 0 makes its pick divide by zero): larger sets are scaled down, 0 becomes 1. */
+/** CoreDNS reads weights 1–255 (a 0 makes its pick divide by zero): larger sets are scaled down, 0 (a set all of 0) becomes 1. */
 export function coreDnsWeights(owner: string, weights: ReadonlyMap<string, number>): WeightBlock {
   const max = Math.max(...weights.values());
   const scale = max > 255 ? 255 / max : 1;
