@@ -1,4 +1,6 @@
 import { test } from 'uvu';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as assert from 'uvu/assert';
 import { KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { watchCollection, type WatchedCollection } from '../lib/kube/informer.js';
@@ -16,10 +18,11 @@ interface Watched {
   changes(): number;
 }
 
-async function withNodes<C extends ClusterAccess & { close(): Promise<void> }>(start: () => Promise<C>, pageSize: number | undefined, body: (c: C, w: Watched) => Promise<void>): Promise<void> {
+async function withNodes<C extends ClusterAccess & { close(): Promise<void> }>(start: () => Promise<C>, pageSize: number | undefined, body: (c: C, w: Watched) => Promise<void>, prepare?: (kc: KubeConfig) => void): Promise<void> {
   const cluster = await start();
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
+  prepare?.(kc);
   let reported = 0;
   const collection = await watchCollection<KubernetesObject>({
     kc,
@@ -91,6 +94,66 @@ test('a watch that fails is restarted after its backoff, and what changed meanwh
     c.server.create(node('worker-2', ['10.0.0.10']));
     await until('the node added after the failures', () => names(w.collection.items()).includes('worker-2'), 5000);
   });
+});
+
+test('a watch whose request cannot be prepared (a credential plugin failing) is retried after its backoff, and what changed meanwhile is seen', async () => {
+  let failing = false;
+  const prepare = (kc: KubeConfig) => {
+    const apply = kc.applyToFetchOptions.bind(kc);
+    kc.applyToFetchOptions = (o) => (failing ? Promise.reject(new Error('exec plugin failed')) : apply(o));
+  };
+  await withNodes(
+    () => startFakeCluster({ nodes: NODES }),
+    undefined,
+    async (c, w) => {
+      const watches = () => c.server.requests.filter((r) => r.watch).length;
+      failing = true;
+      const before = watches();
+      c.server.closeWatches();
+      await sleep(1200);
+      failing = false;
+      await until('the watch again', () => watches() > before, 5000);
+      c.server.create(node('worker-2', ['10.0.0.10']));
+      await until('the node added after the failures', () => names(w.collection.items()).includes('worker-2'), 5000);
+    },
+    prepare,
+  );
+});
+
+/** A collection watched on a server that lists nothing and answers every watch with `watch`; how many watches it was asked for. */
+async function watchesAgainst(watch: (res: ServerResponse) => void, forMs: number): Promise<number> {
+  let watches = 0;
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (new URL(req.url ?? '/', 'http://x').searchParams.get('watch') === 'true') {
+      watches += 1;
+      watch(res);
+      return;
+    }
+    res.end(JSON.stringify({ kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  const collection = await watchCollection<KubernetesObject>({ kc, name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', list: (page) => listJson(kc, '/api/v1/nodes', page, true), log: quiet, onChange: () => undefined });
+  try {
+    await sleep(forMs);
+    return watches;
+  } finally {
+    await collection.stop();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+test('a watch the API server refuses inside its stream (an ERROR event) is asked for again after a backoff, not at once', async () => {
+  const watches = await watchesAgainst((res) => res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 500, message: 'etcdserver: request timed out' } })}\n`), 1500);
+  assert.ok(watches >= 2 && watches <= 5, `${watches} watches in 1.5 s`);
+});
+
+test('a watch the API server ends as soon as it begins, empty, is asked for again after a backoff, not at once', async () => {
+  const watches = await watchesAgainst((res) => res.end(), 1500);
+  assert.ok(watches >= 2 && watches <= 5, `${watches} watches in 1.5 s`);
 });
 
 test('the cache keeps only what the projection keeps of each object', async () => {

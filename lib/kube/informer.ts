@@ -14,6 +14,8 @@ export interface ListPage {
 }
 
 const WATCH_TIMEOUT_MIN_S = 300;
+/** A watch ended sooner than this with no event in it is taken as failed (see ProjectingWatch). */
+const EMPTY_WATCH_MS = 1000;
 
 export interface WatchOptions<T extends KubernetesObject> {
   readonly kc: KubeConfig;
@@ -67,28 +69,58 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
   const { project, pageSize } = opts;
   /** Set while the cache takes in an update that changed nothing the source reads. */
   let unchanged = false;
+  /**
+   * ListWatch opens the next watch at once whenever one ends without an error, and it reports
+   * no error for an ERROR event (but 410) inside the stream, nor for a failure to prepare the
+   * request (a credential plugin, a token file), which rejects where nobody waits. Each of
+   * those ends the watch here with an error instead, so it is retried after a backoff: an API
+   * server that refuses every watch is not asked again in a tight loop, and a watch is never
+   * left dead.
+   */
   class ProjectingWatch extends k8s.Watch {
     override async watch(...[path, query, callback, done]: Parameters<InstanceType<typeof k8s.Watch>['watch']>): Promise<AbortController> {
-      const controller = await super.watch(
-        path,
-        // As client-go does: the server ends each watch after 5 to 10 minutes, so a
-        // connection that died silently is replaced, and bookmarks keep the resourceVersion
-        // fresh so the next watch resumes instead of relisting.
-        { ...query, timeoutSeconds: WATCH_TIMEOUT_MIN_S + Math.floor(Math.random() * WATCH_TIMEOUT_MIN_S), allowWatchBookmarks: true },
-        (phase, obj, watchObj) => {
-          if (project === undefined || (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED')) return callback(phase, obj, watchObj);
-          const kept = project(obj as T);
-          const before = phase === 'MODIFIED' ? informer.get(kept.metadata?.name ?? '', kept.metadata?.namespace) : undefined;
-          // The cache calls its update handlers synchronously, inside this callback.
-          unchanged = before !== undefined && sameApartFromVersion(before, kept);
-          try {
-            return callback(phase, kept, watchObj);
-          } finally {
-            unchanged = false;
-          }
-        },
-        done,
-      );
+      const opened = Date.now();
+      let events = 0;
+      let finished = false;
+      const finish = (err: unknown) => {
+        if (finished) return;
+        finished = true;
+        const empty = (err === null || err === undefined) && events === 0 && Date.now() - opened < EMPTY_WATCH_MS;
+        done(empty ? new Error('the API server ended the watch as soon as it began') : err);
+      };
+      const projected = (phase: string, obj: unknown, watchObj: unknown) => {
+        if (project === undefined || (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED')) return callback(phase, obj, watchObj);
+        const kept = project(obj as T);
+        const before = phase === 'MODIFIED' ? informer.get(kept.metadata?.name ?? '', kept.metadata?.namespace) : undefined;
+        // The cache calls its update handlers synchronously, inside this callback.
+        unchanged = before !== undefined && sameApartFromVersion(before, kept);
+        try {
+          return callback(phase, kept, watchObj);
+        } finally {
+          unchanged = false;
+        }
+      };
+      let controller: AbortController | undefined;
+      try {
+        controller = await super.watch(
+          path,
+          // As client-go does: the server ends each watch after 5 to 10 minutes, so a
+          // connection that died silently is replaced, and bookmarks keep the resourceVersion
+          // fresh so the next watch resumes instead of relisting.
+          { ...query, timeoutSeconds: WATCH_TIMEOUT_MIN_S + Math.floor(Math.random() * WATCH_TIMEOUT_MIN_S), allowWatchBookmarks: true },
+          (phase, obj, watchObj) => {
+            events += 1;
+            const status = obj as { code?: unknown; message?: unknown } | null;
+            if (phase !== 'ERROR' || status?.code === 410) return projected(phase, obj, watchObj);
+            controller?.abort();
+            finish(Object.assign(new Error(typeof status?.message === 'string' ? status.message : 'the watch failed'), { statusCode: status?.code }));
+          },
+          finish,
+        );
+      } catch (err) {
+        setImmediate(() => finish(err));
+        return new AbortController();
+      }
       // ListWatch opens the next watch after a relist without asking whether it was stopped.
       if (stopped) controller.abort();
       return controller;
