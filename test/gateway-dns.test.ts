@@ -24,6 +24,8 @@ interface Served {
   readonly dns: CoreDns;
   /** The upstream CoreDNS forwards to. */
   readonly upstream: DnsTestServer;
+  /** Stops the monitor and starts it again on the same files, as a pod restart does. */
+  restart(): Promise<RunningMonitor>;
 }
 
 async function withGatewayMonitor(body: (s: Served) => Promise<void>, flags: { geoCode?: string; gatewayZones?: string[] } = {}): Promise<void> {
@@ -33,10 +35,16 @@ async function withGatewayMonitor(body: (s: Served) => Promise<void>, flags: { g
   let dns: CoreDns | undefined;
   try {
     const listen = await servableFlags();
-    m = await startMonitor(c, { flags: { gatewayZones: [ZONE], upstreams: [upstream.address], listen: listen.listen, healthPort: listen.healthPort, readyPort: listen.readyPort, ...flags } });
+    const start = () => startMonitor(c, { flags: { gatewayZones: [ZONE], upstreams: [upstream.address], listen: listen.listen, healthPort: listen.healthPort, readyPort: listen.readyPort, ...flags } });
+    m = await start();
     await until('the first Corefile', () => stat(c.out).then(() => true, () => false));
     dns = await startCoreDns(c.out, { port: listen.port });
-    await body({ c, m, dns, upstream });
+    const restart = async () => {
+      assert.is(await m?.stop(), 0);
+      m = undefined;
+      return (m = await start());
+    };
+    await body({ c, m, dns, upstream, restart });
     assert.is(await m.stop(), 0);
   } finally {
     await dns?.close();
@@ -285,6 +293,22 @@ test('a weighted set all of weight 0 answers every target, none preferred', asyn
     await c.server.create(dnsPolicy('eu-b', { gateway: 'eu-b' }, { loadBalancing: { weight: 0, geo: 'GEO-EU', defaultGeo: true } }));
     await until('both EU addresses', async () => (await served(dns, APP)).length === 2);
     assert.equal(await served(dns, APP), ['A 192.0.2.1', 'A 192.0.2.2']);
+  });
+});
+
+test("a monitor restarted while a Gateway's Hostname address SERVFAILs keeps the host's CNAME in the zone file, as served before", async () => {
+  await withGatewayMonitor(async ({ c, upstream, restart }) => {
+    upstream.set('lb-1.elb.example.org', { A: ['198.51.100.7'], ttl: 1 });
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ type: 'Hostname', value: 'lb-1.elb.example.org' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    const zoneFile = join(c.dir, `${ZONE}.zone`);
+    const line = `${APP}. 60 IN CNAME lb-1.elb.example.org.`;
+    await until('the CNAME in the zone file', async () => (await readFile(zoneFile, 'utf8').catch(() => '')).includes(line));
+    upstream.fail('lb-1.elb.example.org', 'servfail');
+    const again = await restart();
+    await until('the held name logged', () => again.logs().some((l) => l.msg === 'serving a name with its previous addresses' && l.name === APP));
+    await sleep(500);
+    assert.ok((await readFile(zoneFile, 'utf8')).includes(line), 'the CNAME is still served');
   });
 });
 

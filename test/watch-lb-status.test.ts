@@ -189,6 +189,35 @@ test('DNS SERVFAIL for a while blanks nothing, and the answer after recovery is 
   });
 });
 
+test("a monitor restarted while a DNSRecord's target host name SERVFAILs serves the addresses the Corefile on disk had, then the new ones once it resolves", async () => {
+  const name = `*.apps2.${DOMAIN}`;
+  const target = 'router2-0123.elb.us-east-1.example.net';
+  await withDnsServer(async (dns) => {
+    dns.set(target, { A: ['10.0.2.40'], ttl: 1 });
+    const cluster = await startCluster();
+    let monitor: RunningMonitor | undefined;
+    try {
+      await cluster.server.create(dnsRecord('apps2-wildcard', { dnsName: `${name}.`, targets: [target], recordType: 'CNAME' }));
+      monitor = await startMonitor(cluster, { flags: { dnsServers: [dns.address] } });
+      await until('the record on disk', () => served(cluster, name, 'A 10.0.2.40'));
+      assert.is(await monitor.stop(), 0);
+      dns.fail(target, 'servfail');
+      monitor = await startMonitor(cluster, { flags: { dnsServers: [dns.address] } });
+      const again = monitor;
+      await until('the held record logged', () => again.logs().some((l) => l.msg === 'serving a name with its previous addresses' && l.name === name));
+      assert.ok(await served(cluster, name, 'A 10.0.2.40'));
+      assertNothingBlanked(await readAnswers(cluster.out), INGRESS_IP);
+      dns.set(target, { A: ['10.0.2.41'], ttl: 1 });
+      dns.fail(target, null);
+      await until('the answer after recovery on disk', () => served(cluster, name, 'A 10.0.2.41'), REFRESH_WAIT_MS);
+      assert.is(await monitor.stop(), 0);
+    } finally {
+      await monitor?.stop();
+      await cluster.close();
+    }
+  });
+});
+
 test('DNS timeouts for a while blank nothing, and the answer after them is served', async () => {
   await withDnsServer(async (dns) => {
     dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });

@@ -5,6 +5,8 @@ import type { RawConfig } from '../inputs/config.js';
 import { ConfigError, quote, ValidationError } from '../errors.js';
 import { loadKubeConfig, pinServer } from '../kube/client.js';
 import { readFile } from 'node:fs/promises';
+import { readServedBefore } from '../sinks/served-before.js';
+import { zoneFilePaths } from '../sinks/zone-file-output.js';
 import { canonicalIp } from '../grammar/ip.js';
 import { addressesServedFor } from '../render/corefile-check.js';
 import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-identity-read.js';
@@ -305,7 +307,9 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   };
   const onRefused = metrics ? (r: Refusal) => metrics.namesRefused.inc({ source: sourceKind(r.source), reason: r.reason }) : undefined;
   const apiInt = ctx.identity.onPrem !== undefined ? await apiIntGate(ctx, log, schedule, metrics) : undefined;
-  monitor = new Monitor({ local: ctx.spec, ...(apiInt ? { apiInt } : {}), localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
+  const out = ctx.raw.out;
+  const servedBefore = out === undefined || out === '-' ? [] : await readServedBefore(out, zoneFilePaths(out, ctx.spec.gateway?.zones ?? []));
+  monitor = new Monitor({ local: ctx.spec, servedBefore, ...(apiInt ? { apiInt } : {}), localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;
 }

@@ -448,30 +448,56 @@ function checkDirective(block: ServerBlockHead, d: Directive, seen: Map<string, 
   CHECKS[d.name]?.(d, block);
 }
 
+/** The A and AAAA addresses one server block's template pair answers, as lbdns writes them. */
+export interface TemplateAnswers {
+  readonly zone: string;
+  readonly matches: readonly string[];
+  readonly v4: readonly string[];
+  readonly v6: readonly string[];
+  /** The TTL of its answers (lbdns writes one per name). */
+  readonly ttl: number | undefined;
+}
+
 /**
- * The addresses a Corefile's templates answer for `name` (lower case, no trailing dot), read
- * with the same parser as the check: what the last good Corefile says api-int is, when nothing
- * else can be asked. Only the plain `{{ .Name }} TTL IN A|AAAA IP` answers lbdns writes; none: [].
+ * Each name's template answers in a Corefile, read with the same parser as the check: the
+ * plain `{{ .Name }} TTL IN A|AAAA IP` answers lbdns writes, A and AAAA blocks of one zone and
+ * match taken together. What the last good Corefile served, when nothing else can say it.
  */
-export function addressesServedFor(text: string, name: string): string[] {
-  const query = `${name}.`;
-  const found: string[] = [];
+export function templateAnswers(text: string): TemplateAnswers[] {
+  const byKey = new Map<string, { zone: string; matches: string[]; v4: string[]; v6: string[]; ttl: number | undefined }>();
   readServerBlocks(text, {
     directive: (_, d) => {
-      if (d.name !== 'template' || d.args[0]?.text !== 'IN' || (d.args[1]?.text !== 'A' && d.args[1]?.text !== 'AAAA')) return;
+      const type = d.args[1]?.text;
+      if (d.name !== 'template' || d.args[0]?.text !== 'IN' || (type !== 'A' && type !== 'AAAA')) return;
       const lines = d.block ?? [];
       const matches = lines.filter((l) => l[0]?.text === 'match').flatMap((l) => l.slice(1).map((t) => t.text));
-      if (!matches.some((m) => safeRegExp(m)?.test(query))) return;
+      const zone = d.args[2]?.text ?? '';
+      const key = `${zone} ${matches.join(' ')}`;
+      const entry = byKey.get(key) ?? { zone, matches, v4: [], v6: [], ttl: undefined };
+      byKey.set(key, entry);
       for (const l of lines) {
         if (l[0]?.text !== 'answer') continue;
         for (const a of l.slice(1)) {
-          const address = canonicalIp(/^\{\{ \.Name \}\} [0-9]+ IN (?:A|AAAA) (\S+)$/.exec(a.text)?.[1] ?? '');
-          if (address !== null) found.push(address);
+          const found = /^\{\{ \.Name \}\} ([0-9]+) IN (?:A|AAAA) (\S+)$/.exec(a.text);
+          const address = canonicalIp(found?.[2] ?? '');
+          if (address === null) continue;
+          (type === 'A' ? entry.v4 : entry.v6).push(address);
+          entry.ttl = Number(found?.[1]);
         }
       }
     },
   });
-  return [...new Set(found)];
+  return [...byKey.values()];
+}
+
+/**
+ * The addresses a Corefile's templates answer for `name` (lower case, no trailing dot): what
+ * the last good Corefile says api-int is, when nothing else can be asked. None: [].
+ */
+export function addressesServedFor(text: string, name: string): string[] {
+  const query = `${name}.`;
+  const found = templateAnswers(text).filter((t) => t.matches.some((m) => safeRegExp(m)?.test(query)));
+  return [...new Set(found.flatMap((t) => [...t.v4, ...t.v6]))];
 }
 
 function safeRegExp(source: string): RegExp | undefined {

@@ -89,3 +89,33 @@ export function nextSerial(previous: number | undefined, nowSeconds: number): nu
   const next = previous === undefined || nowSeconds > previous ? nowSeconds : previous + 1;
   return next % 2 ** 32;
 }
+
+/** One owner's records in a zone file lbdns wrote. */
+export interface ZoneOwner {
+  cname?: { readonly target: string; readonly ttl: number };
+  readonly v4: string[];
+  readonly v6: string[];
+  ttl?: number;
+}
+
+/**
+ * The records zoneRecords wrote (parseZoneFile's `records`), by owner without the trailing dot:
+ * what a zone file served, when nothing else can say it. A line of another shape is skipped.
+ */
+export function zoneOwners(records: string): Map<string, ZoneOwner> {
+  const owners = new Map<string, ZoneOwner>();
+  for (const line of records.split('\n')) {
+    const found = /^(\S+)\. ([0-9]+) IN (A|AAAA|CNAME) (\S+)$/.exec(line);
+    if (found === null) continue;
+    const [, name, ttlText, type, data] = found as unknown as [string, string, string, string, string];
+    const ttl = Number(ttlText);
+    const owner = owners.get(name) ?? { v4: [], v6: [] };
+    owners.set(name, owner);
+    if (type === 'CNAME') owner.cname ??= { target: data.replace(/\.$/, ''), ttl };
+    else {
+      (type === 'A' ? owner.v4 : owner.v6).push(data);
+      owner.ttl = ttl;
+    }
+  }
+  return owners;
+}

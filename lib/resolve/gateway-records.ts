@@ -115,7 +115,7 @@ export class GatewayRecordBook {
       if (kept !== undefined) held.push({ name, reason: entry.problem });
       else if (entry.count === 0) empty.push({ name, reason: entry.problem });
       else overLimit.push({ name, source: entry.source, reason: 'over-limit', detail: entry.problem });
-      orderChanges.set(name, kept);
+      orderChanges.set(name, kept === undefined || kept.source === entry.source ? kept : { ...kept, source: entry.source });
     }
     for (const [name, record] of orderChanges) this.addresses += addressCount(record) - addressCount(this.order.get(name));
     const names = this.order.update(orderChanges);

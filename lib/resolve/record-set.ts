@@ -47,6 +47,12 @@ export interface BuildOptions {
    * (one-shot commands) such a name is empty, and over the limit is an error.
    */
   readonly previous?: RecordSet | undefined;
+  /**
+   * Until there is a `previous`: the names the files on disk served when the process started
+   * (in specificity order). A name with no address yet keeps these, so a restart while its host
+   * names do not resolve does not drop it.
+   */
+  readonly servedBefore?: readonly NameRecord[] | undefined;
 }
 
 export function lbRecordName(lb: LbName, domain: string): string {
@@ -113,10 +119,11 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     const hostnames = targets.flatMap((t) => (t.kind === 'hostname' ? [t.hostname] : []));
     const from = hostnames.length > 0 ? ` (from ${hostnames.join(', ')})` : '';
     const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses${from}, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
-    const kept = problem && options.previous ? findName(options.previous.names, name) : undefined;
+    const before = options.previous?.names ?? (count === 0 ? options.servedBefore : undefined);
+    const kept = problem && before ? findName(before, name) : undefined;
     if (kept) {
       held.push({ name, reason: problem as string });
-      names.push(kept);
+      names.push(kept.source === source ? kept : { ...kept, source });
     } else if (count === 0) {
       empty.push(name);
     } else if (count > LIMITS.maxIpsPerName && !options.previous) {
@@ -128,7 +135,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       names.push({ name, ...matchFor(name), v4, v6, source, ...(ttl === undefined ? {} : { addressTtl: ttl }) });
     }
   }
-  const gateway = gatewayRecords(spec, resolutions, options.previous);
+  const gateway = gatewayRecords(spec, resolutions, options.previous?.names ?? options.servedBefore);
   held.push(...gateway.held);
   for (const { name } of gateway.empty) empty.push(name);
 
@@ -190,8 +197,8 @@ let book: GatewayRecordBook | undefined;
  * whose chain gives no address yet, or more than the limit, keeps what `previous` served
  * (last known good), else is left out (`empty`) or refused (over the limit).
  */
-function gatewayRecords(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, previous: RecordSet | undefined): GatewayRecords {
+function gatewayRecords(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, previous: readonly NameRecord[] | undefined): GatewayRecords {
   const geoCode = spec.gateway?.geoCode;
   if (book === undefined || book.geoCode !== geoCode) book = new GatewayRecordBook(geoCode);
-  return book.build(acceptGatewayNames(spec), resolutions, (name) => (previous === undefined ? undefined : findName(previous.names, name)));
+  return book.build(acceptGatewayNames(spec), resolutions, (name) => (previous === undefined ? undefined : findName(previous, name)));
 }

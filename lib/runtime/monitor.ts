@@ -5,7 +5,7 @@ import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from 
 import { hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import type { ApiIntGate } from './api-int-gate.js';
-import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type NodeApiInt, type RecordSet, type Resolution } from '../model.js';
+import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type NameRecord, type NodeApiInt, type RecordSet, type Resolution } from '../model.js';
 import { addressesOf, buildRecordSet, lbRecordName, type RecordSetResult } from '../resolve/record-set.js';
 import type { Refusal } from '../resolve/gateway-names.js';
 
@@ -63,6 +63,8 @@ export interface MonitorOptions {
   readonly onDisagreement?: (d: LbDisagreement) => void;
   /** A Gateway name refused, once per appearance (it is logged here). */
   readonly onRefused?: (refusal: Refusal) => void;
+  /** The names the files on disk served at the start: see BuildOptions.servedBefore. */
+  readonly servedBefore?: readonly NameRecord[];
 }
 
 /** whenComplete() gave up because the monitor was stopped. */
@@ -288,7 +290,7 @@ export class Monitor {
     const snapshot = resolutions.snapshot();
     if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
     this.opts.check?.(spec, snapshot);
-    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served });
+    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served, servedBefore: this.opts.servedBefore });
     for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
     const withheldKey = JSON.stringify(withheld);
     if (withheldKey !== this.withheldLogged) {

@@ -1,0 +1,85 @@
+/**
+ * What the files on disk served, read back when the process starts again: the last known good
+ * of a name whose host names do not resolve at the start. A restart while the upstream DNS
+ * fails is specified on the real programs in watch-lb-status.test.ts and gateway-dns.test.ts.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
+import { specFromConfig } from '../lib/inputs/spec.js';
+import { DEFAULTS, type ClusterSpec, type NameRecord, type Resolution } from '../lib/model.js';
+import { renderCorefile } from '../lib/render/corefile.js';
+import { builtinTemplate } from '../lib/render/templates.js';
+import { renderZones } from '../lib/render/zone-file.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { readServedBefore } from '../lib/sinks/served-before.js';
+import { writeZoneFiles, zoneFilePaths } from '../lib/sinks/zone-file-output.js';
+import { weightFilePath, writeWeightFile } from '../lib/sinks/weight-file-output.js';
+import { GatewayInputs } from '../lib/sources/gateway-sources.js';
+import { dnsPolicy, gateway, KUBE_SYSTEM, ZONE } from './support/gateway-fixture.js';
+
+const LB_HOST = 'lb-1.elb.example.org';
+
+/** The example cluster with a simple Gateway (an IP, and one with a Hostname address) and a load-balanced one. */
+function spec(): ClusterSpec {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('cluster-id', [KUBE_SYSTEM]);
+  inputs.set('gateways', [
+    gateway('simple', [{ name: 'l', hostname: `shop.${ZONE}` }], [{ value: '192.0.2.1' }, { value: '2001:db8::1' }]),
+    gateway('external', [{ name: 'l', hostname: `ext.${ZONE}` }], [{ type: 'Hostname', value: LB_HOST }]),
+    gateway('balanced', [{ name: 'l', hostname: `*.lb.${ZONE}` }], [{ value: '192.0.2.7' }]),
+  ]);
+  inputs.set('dnspolicies', [dnsPolicy('simple', { gateway: 'simple' }), dnsPolicy('external', { gateway: 'external' }), dnsPolicy('balanced', { gateway: 'balanced' }, { loadBalancing: { weight: 100, geo: 'GEO-EU', defaultGeo: true } })]);
+  const base = specFromConfig(EXAMPLE_CONFIG, ['127.0.0.1']);
+  return { ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners: inputs.contribution().gatewayOwners ?? [] } };
+}
+
+async function withWritten(body: (out: string, names: readonly NameRecord[]) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-served-before-'));
+  try {
+    const out = join(dir, 'Corefile');
+    const resolutions = new Map<string, Resolution>([[LB_HOST, { v4: ['198.51.100.7'], v6: [] } as unknown as Resolution]]);
+    const { recordSet } = buildRecordSet(spec(), resolutions);
+    const served = { ...recordSet, weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, [ZONE]) };
+    await writeWeightFile(served.weightFile, served.weights ?? []);
+    await writeZoneFiles(served, renderZones(served));
+    await writeFile(out, renderCorefile(served, builtinTemplate(), 'builtin'));
+    await body(out, recordSet.names);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const shape = (n: NameRecord) => ({ name: n.name, zone: n.zone, match: n.match, v4: n.v4, v6: n.v6, chain: n.chain ?? [] });
+
+test("every name the Corefile's templates and the zone files served is read back with its match, addresses and chain", async () => {
+  await withWritten(async (out, names) => {
+    const before = await readServedBefore(out, zoneFilePaths(out, [ZONE]));
+    const external = `ext.${ZONE}`;
+    assert.equal(before.map(shape), names.map((n) => (n.name === external ? { ...shape(n), v4: [], v6: [] } : shape(n))));
+  });
+});
+
+test('a chain that leaves the zone is read back to its last in-zone hop, with no addresses: CoreDNS asks the upstreams for them', async () => {
+  await withWritten(async (out) => {
+    const ext = (await readServedBefore(out, zoneFilePaths(out, [ZONE]))).find((n) => n.name === `ext.${ZONE}`);
+    assert.equal(ext?.chain, [{ owner: `ext.${ZONE}`, target: LB_HOST, ttl: 60 }]);
+    assert.equal([ext?.v4, ext?.addressOwner], [[], LB_HOST]);
+  });
+});
+
+test('no Corefile, or one that does not parse, reads back as nothing', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-served-before-'));
+  try {
+    assert.equal(await readServedBefore(join(dir, 'Corefile'), new Map()), []);
+    await writeFile(join(dir, 'Corefile'), '. {\n    forward . 10.0.0.2\n');
+    assert.equal(await readServedBefore(join(dir, 'Corefile'), new Map()), []);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
