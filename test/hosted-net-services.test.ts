@@ -109,7 +109,7 @@ test('a CRD removed while the monitor runs takes its switches with it: everythin
     try {
       await until('the switch served', async () => (await readAnswers(c.out))?.nodes.size === 0, 10_000);
       await c.server.removeHostedNetServices();
-      await until('nodes served again', async () => (await readAnswers(c.out))?.nodes.has('master-0') === true, 15_000);
+      await until('nodes served again', async () => (await readAnswers(c.out))?.nodes.has('master-0') === true, 25_000);
       await until('looking for the CRD again', () => monitor.logs().some((l) => String(l.msg).startsWith('no HostedNetServices CRD (or it was removed)')), 15_000);
     } finally {
       await monitor.stop();

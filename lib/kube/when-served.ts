@@ -19,37 +19,50 @@ const notFound = (err: unknown): boolean => httpStatusOf(err) === 404;
  * A collection whose CRD may be installed after lbdns starts, or removed: while its path
  * answers 404 the collection is read as empty and asked again every `probeMs`; once a list
  * succeeds it is watched like any other, so installing the CRD needs no restart, and a watch
- * that meets 404 (the CRD removed, its objects with it) goes back to asking. At start any other
- * failure is the watch's to retry, as for every source; later it only delays the watch, so a
- * CRD installed without the RBAC to read it leaves the data as it was and never holds up the
- * other sources. Read as absent counts as read.
+ * that meets 404 goes back to asking. That 404 empties the collection only once a probe
+ * `probeMs` later still meets it (the CRD removed, its objects with it): an API server that
+ * has just started answers 404 for custom resources until it has registered their CRDs, and
+ * that must not take the objects' settings away for a moment. At start any other failure is
+ * the watch's to retry, as for every source; later it only delays the watch, so a CRD
+ * installed without the RBAC to read it leaves the data as it was and never holds up the other
+ * sources. Read as absent counts as read.
  */
 export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServedOptions<T>): Promise<WatchedCollection<T>> {
   let inner: WatchedCollection<T> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let probing = false;
+  /** What the watch held when it met 404, served until a probe says the CRD is gone; undefined once read as absent. */
+  let kept: T[] | undefined;
 
   const watch = async (): Promise<void> => {
     const started = await watchCollection({
       ...opts,
       onRestart: (error) => {
-        if (notFound(error)) void absent();
+        if (notFound(error)) void unsure();
         else opts.onRestart?.(error);
       },
     });
     if (stopped) await started.stop();
     else inner = started;
   };
-  const absent = async (): Promise<void> => {
-    const was = inner;
-    inner = undefined;
-    await was?.stop();
-    if (stopped || timer !== undefined) return;
-    opts.onAbsent();
-    opts.onChange([]);
+  const probeEvery = () => {
+    if (timer !== undefined) return;
     timer = setInterval(() => void probe(), opts.probeMs);
     timer.unref();
+  };
+  const absent = (): void => {
+    kept = undefined;
+    opts.onAbsent();
+    opts.onChange([]);
+  };
+  /** The watch met 404: ask again before believing it. */
+  const unsure = async (): Promise<void> => {
+    const was = inner;
+    inner = undefined;
+    kept = was?.items() ?? [];
+    await was?.stop();
+    if (!stopped) probeEvery();
   };
   const probe = async (): Promise<void> => {
     if (probing || stopped) return;
@@ -58,10 +71,12 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
       await opts.list({ limit: 1 });
       clearInterval(timer);
       timer = undefined;
-      opts.onServed();
+      if (kept === undefined) opts.onServed();
       await watch();
+      kept = undefined;
     } catch (err) {
       if (!notFound(err)) opts.onProbeFailed(err as Error);
+      else if (kept !== undefined) absent();
     } finally {
       probing = false;
     }
@@ -72,10 +87,13 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
     (err: unknown) => !notFound(err),
   );
   if (servedAtStart) await watch();
-  else await absent();
+  else {
+    absent();
+    probeEvery();
+  }
   return {
     name: opts.name,
-    items: () => inner?.items() ?? [],
+    items: () => inner?.items() ?? kept ?? [],
     synced: () => inner?.synced() ?? true,
     lastError: () => inner?.lastError(),
     stop: async () => {
