@@ -53,6 +53,8 @@ interface Harness {
   readonly logs: LogLine[];
   /** Replaces what the cluster says and tells the monitor, as a watch event would. */
   change(data: ClusterData): void;
+  /** From now on the sink says whether its state reached disk: `false`, it did not. */
+  writes(reach: boolean): void;
 }
 
 /** Runs `body` against a monitor whose sink takes `sinkMs`, stopping it and the DNS server whatever happens. */
@@ -72,7 +74,8 @@ async function withMonitor(dns: DnsTestServer, initial: ClusterData, sinkMs: num
   const calls: DesiredState[] = [];
   let active = 0;
   let maxActive = 0;
-  const sink = async (state: DesiredState): Promise<void> => {
+  let reach = true;
+  const sink = async (state: DesiredState): Promise<boolean> => {
     active += 1;
     maxActive = Math.max(maxActive, active);
     calls.push(state);
@@ -81,6 +84,7 @@ async function withMonitor(dns: DnsTestServer, initial: ClusterData, sinkMs: num
     } finally {
       active -= 1;
     }
+    return reach;
   };
   const m = new Monitor({ local: LOCAL, localSays: LOCAL_SAYS, sources, resolutions, log, sink });
   monitor = m;
@@ -94,6 +98,9 @@ async function withMonitor(dns: DnsTestServer, initial: ClusterData, sinkMs: num
       change: (next) => {
         data = next;
         m.schedule();
+      },
+      writes: (value) => {
+        reach = value;
       },
     });
   } finally {
@@ -195,6 +202,24 @@ test('an LB hostname replaced by one that SERVFAILs keeps its previous addresses
     dns.fail(next, null);
     await until('the new address at the sink', () => served(h.calls.at(-1), APPS)?.[0] === '10.0.1.31');
     assert.equal(served(h.calls.at(-1), APPS), ['10.0.1.31']);
+  });
+});
+
+test('a state that did not reach disk is not what is served: a name that then loses its addresses keeps those on disk', async () => {
+  const dns = await startDnsServer();
+  const [second, third] = ['router-b.elb.example.net', 'router-c.elb.example.net'];
+  dns.set(ROUTER_LB, { A: ['10.0.1.30'] });
+  dns.set(second, { A: ['10.0.1.31'] });
+  dns.fail(third, 'servfail');
+  await withMonitor(dns, clusterData([host(ROUTER_LB)]), 0, async (h) => {
+    await firstStateServed(h);
+    h.writes(false);
+    h.change(clusterData([host(second)]));
+    await until('the unwritten state at the sink', () => served(h.calls.at(-1), APPS)?.[0] === '10.0.1.31');
+    h.writes(true);
+    h.change(clusterData([host(third)]));
+    await until('a state at the sink after the change', () => JSON.stringify(h.calls.at(-1)?.spec.lbs.ingress) === JSON.stringify([host(third)]));
+    assert.equal(served(h.calls.at(-1), APPS), ['10.0.1.30']);
   });
 });
 

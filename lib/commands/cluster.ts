@@ -15,7 +15,7 @@ import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { EVENT_REASONS, NO_EVENTS, type EventSink, type InvolvedObject } from '../runtime/events.js';
 import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type Role } from '../model.js';
-import { Monitor, type DesiredState, type MonitorOptions } from '../runtime/monitor.js';
+import { Monitor, type MonitorOptions } from '../runtime/monitor.js';
 import { ApiIntGate } from '../runtime/api-int-gate.js';
 import { ApiProbeError, clusterCa, probeApiServer } from '../sinks/api-int-probe.js';
 import { ResolutionCache } from '../resolve/resolution-cache.js';
@@ -207,7 +207,7 @@ export interface PipelineOptions {
   readonly metrics?: Metrics;
   readonly events?: EventSink;
   readonly dnsServers: readonly string[] | undefined;
-  readonly sink: (state: DesiredState) => Promise<void>;
+  readonly sink: MonitorOptions['sink'];
 }
 
 /**

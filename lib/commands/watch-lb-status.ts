@@ -157,7 +157,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
 
   let lastSet: RecordSet | undefined;
   const writeRetry = new Backoff(() => monitor.schedule(), WRITE_RETRY);
-  const sink = async (state: DesiredState): Promise<void> => {
+  const sink = async (state: DesiredState): Promise<boolean> => {
     writeRetry.cancel();
     const recordSet = gatewayFiles ? { ...state.recordSet, ...gatewayFiles } : state.recordSet;
     let text: string;
@@ -169,7 +169,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       metrics.renders.inc({ result: 'failed' });
       metrics.corefileOutOfDate.set(1);
       log.error('render failed; the Corefile on disk is kept', { error: (err as Error).message });
-      return;
+      return false;
     }
     metrics.recordsServed.set({ kind: 'lb' }, state.totals.addresses);
     metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
@@ -189,7 +189,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       metrics.renders.inc({ result: 'failed' });
       metrics.corefileOutOfDate.set(1);
       log.error('writing the Corefile failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
-      return;
+      return false;
     }
     if (opts.dnsmasqOut !== undefined) {
       // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
@@ -199,7 +199,8 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
         if (drop.hosts.written) log.info("dnsmasq's api-int hosts file written", { path: drop.hosts.path });
       } catch (err) {
         log.error('writing the dnsmasq drop-in failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
-        return;
+        // The Corefile, which holds the set, is written.
+        return true;
       }
     }
     writeRetry.succeeded();
@@ -215,6 +216,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     onDisk = true;
     vipOwners?.check(state);
     metrics.ready.set(1);
+    return true;
   };
 
   const nodeName = opts.nodeName ?? process.env.NODE_NAME;

@@ -47,8 +47,12 @@ export interface MonitorOptions {
   readonly sources: ClusterSources | undefined;
   readonly resolutions: Resolutions;
   readonly log: Logger;
-  /** Called with each new desired state, one call at a time, once the first complete state exists. */
-  readonly sink: (state: DesiredState) => Promise<void>;
+  /**
+   * Called with each new desired state, one call at a time, once the first complete state
+   * exists. Resolves false when the state did not reach disk: what is served, the last known
+   * good of a name that loses its addresses, stays what the files hold.
+   */
+  readonly sink: (state: DesiredState) => Promise<boolean | void>;
   /** Names that must have addresses for a state to be complete; default: the role's (requiredNames). */
   readonly required?: (spec: ClusterSpec) => string[];
   /**
@@ -307,7 +311,6 @@ export class Monitor {
     this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
-    await this.opts.sink(this.latest);
-    this.served = recordSet;
+    if ((await this.opts.sink(this.latest)) !== false) this.served = recordSet;
   }
 }
