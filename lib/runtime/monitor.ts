@@ -97,8 +97,10 @@ export class Monitor {
   private running: Promise<void> | undefined;
   private dirty = false;
   private stopped = false;
-  /** The record set last handed to the sink: what is being served. */
+  /** The record set last written by the sink: what is being served. */
   private served: RecordSet | undefined;
+  /** What the files served at the start, until `served` replaces it (then let go: it is every Gateway name). */
+  private servedBefore: readonly NameRecord[] | undefined;
   /** When the first event of the pending burst arrived. */
   private firstScheduled: number | undefined;
   private latest: DesiredState | undefined;
@@ -116,6 +118,7 @@ export class Monitor {
 
   constructor(private readonly opts: MonitorOptions) {
     this.local = opts.local;
+    this.servedBefore = opts.servedBefore;
   }
 
   /** The local inputs changed (resolv.conf was rewritten): recompute with the new spec. */
@@ -294,7 +297,7 @@ export class Monitor {
     const snapshot = resolutions.snapshot();
     if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
     this.opts.check?.(spec, snapshot);
-    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served, servedBefore: this.opts.servedBefore });
+    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served, servedBefore: this.servedBefore });
     for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
     const withheldKey = JSON.stringify(withheld);
     if (withheldKey !== this.withheldLogged) {
@@ -311,6 +314,8 @@ export class Monitor {
     this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
-    if ((await this.opts.sink(this.latest)) !== false) this.served = recordSet;
+    if ((await this.opts.sink(this.latest)) === false) return;
+    this.served = recordSet;
+    this.servedBefore = undefined;
   }
 }
