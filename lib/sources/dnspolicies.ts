@@ -101,11 +101,11 @@ function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
   const hasSection = ref.sectionName !== undefined && ref.sectionName !== null;
   const sectionName = hasSection ? sectionNameOf(ref.sectionName, `${object} spec.targetRef.sectionName`, warn) : undefined;
   if (hasSection && sectionName === undefined) return undefined;
-  const held = { id, gateway: `${id.namespace}/${ref.name}`, sectionName };
-  if (policy.metadata?.deletionTimestamp) return { ...held, deleting: true, applies: undefined };
+  const gateway = `${id.namespace}/${ref.name}`;
+  if (policy.metadata?.deletionTimestamp) return { id, gateway, sectionName, deleting: true, applies: undefined };
   const loadBalancing = loadBalancingOf(policy, object, warn);
   const excluded = exclusionsOf(policy, object, warn);
-  return { ...held, deleting: false, applies: loadBalancing === null || excluded === null ? undefined : { loadBalancing, excluded } };
+  return { id, gateway, sectionName, deleting: false, applies: loadBalancing === null || excluded === null ? undefined : { loadBalancing, excluded } };
 }
 
 const older = (a: ObjectIdentity, b: ObjectIdentity): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -180,9 +180,13 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     }
     const endpoints = servedWithWarnings(kuadrant, source, keep);
     if (endpoints.length === 0) return;
+    // Built again when asked (display): keeping Kuadrant's form of every endpoint beside the served one would double what a Gateway costs.
+    const { loadBalancing } = applies;
+    const { ttls } = inputs;
     const builtEndpoints = (): BuiltEndpoint[] => {
-      const { notes } = servedEndpoints(kuadrant);
-      return kuadrant.map((endpoint, n) => ({ endpoint, source: `dnspolicy/${policy.id.namespace}/${policy.id.name}`, ...(notes[n] === undefined ? {} : { served: notes[n] }) }));
+      const again = buildEndpoints(host, target, loadBalancing, ttls);
+      const { notes } = servedEndpoints(again);
+      return again.map((endpoint, n) => ({ endpoint, source: `dnspolicy/${policy.id.namespace}/${policy.id.name}`, ...(notes[n] === undefined ? {} : { served: notes[n] }) }));
     };
     owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints, built: builtEndpoints });
   });
