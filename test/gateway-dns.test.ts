@@ -234,6 +234,24 @@ test('other query types on served names are answered by lbdns, never forwarded',
   });
 });
 
+test("names of a Gateway zone lbdns does not serve are the zone's to answer, never forwarded: NXDOMAIN, and NODATA for the apex and a name with names under it", async () => {
+  await withGatewayMonitor(async ({ c, dns, upstream }) => {
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: `*.store.${ZONE}` }], [{ value: '192.0.2.10' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }, LB));
+    await until('the wildcard host', has(dns, `x.store.${ZONE}`, 'A 192.0.2.10'));
+    upstream.resetCounts();
+    const none = await query(dns, `nope.${ZONE}`, 'A');
+    assert.equal([none.rcode, none.answers, none.authority], ['NXDOMAIN', [], ['SOA']]);
+    for (const [name, type] of [[`store.${ZONE}`, 'A'], [`store.${ZONE}`, 'AAAA'], [ZONE, 'A']] as const) {
+      const reply = await query(dns, name, type);
+      assert.equal([name, type, reply.rcode, reply.answers, reply.authority], [name, type, 'NOERROR', [], ['SOA']]);
+    }
+    const ns = await query(dns, ZONE, 'NS');
+    assert.equal([ns.rcode, ns.answers], ['NOERROR', [`${ZONE} 30 NS ns.lbdns.invalid`]]);
+    assert.is(upstream.queries(), 0, 'nothing was forwarded');
+  });
+});
+
 test('a Hostname address is a CNAME that CoreDNS chases through its upstream', async () => {
   await withGatewayMonitor(async ({ c, dns, upstream }) => {
     upstream.set('lb-1.elb.example.org', { A: ['198.51.100.7'] });

@@ -346,8 +346,10 @@ function checkLoadbalance(d: Directive): void {
 }
 
 /**
- * file DBFILE [ZONES…] { reload DURATION; fallthrough [ZONES…] }, as CoreDNS's file setup parses
- * it. A zone it names must be one of the block's: a query outside them never reaches it.
+ * file DBFILE [ZONES…] { reload DURATION }, as CoreDNS's file setup parses it. A zone it names
+ * must be one of the block's: a query outside them never reaches it. `fallthrough` is refused:
+ * the file plugin takes it only from CoreDNS 1.12.2 on (OpenShift's through 4.19 is 1.11.3 and
+ * refuses the whole file).
  */
 function checkFile(d: Directive, block: ServerBlockHead): void {
   const fail = (msg: string): never => {
@@ -363,8 +365,8 @@ function checkFile(d: Directive, block: ServerBlockHead): void {
   }
   for (const line of d.block ?? []) {
     const [key, value, ...more] = line;
-    if (key?.text === 'fallthrough') continue;
-    if (key?.text !== 'reload' || value === undefined || more.length > 0) fail(`unexpected "${line.map((t) => t.text).join(' ')}" in the block: only "reload DURATION" and "fallthrough"`);
+    if (key?.text === 'fallthrough') fail('"fallthrough" is unknown to the file plugin before CoreDNS 1.12.2 (OpenShift 4.19 and older), which would refuse the whole file; leave it out');
+    if (key?.text !== 'reload' || value === undefined || more.length > 0) fail(`unexpected "${line.map((t) => t.text).join(' ')}" in the block: only "reload DURATION"`);
     if (parseGoDuration((value as Token).text) === null) fail(`reload "${(value as Token).text}" is not a Go duration`);
   }
 }

@@ -108,6 +108,8 @@ export interface Reply {
   readonly rcode: string;
   /** `OWNER TTL TYPE DATA`, in answer order, owners lower case without the trailing dot. */
   readonly answers: readonly string[];
+  /** The authority section's record types, in order (`SOA` for a negative answer). */
+  readonly authority: readonly string[];
   /** The reply's size on the wire. */
   readonly bytes: number;
   readonly truncated: boolean;
@@ -130,6 +132,7 @@ export async function query(server: { host: string; port: number }, name: string
         resolve({
           rcode: reply.rcode ?? 'NOERROR',
           answers: (reply.answers ?? []).map((rr) => `${rr.name.toLowerCase().replace(/\.$/, '')} ${(rr as { ttl?: number }).ttl ?? 0} ${rr.type} ${rdata(rr)}`),
+          authority: (reply.authorities ?? []).map((rr) => rr.type),
           bytes: msg.length,
           truncated: reply.flag_tc === true,
         });
