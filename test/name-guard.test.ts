@@ -17,6 +17,13 @@ test('a name under one of 5,000 nodes is refused, naming that node', () => {
   assert.is(guard.meeting(`x.worker-5000.${D}`), undefined);
 });
 
+test('a node with a dotted name is served by that name as well: a Gateway name equal to or under it is refused', () => {
+  const guard = nameGuard(spec({ nodes: [{ name: 'w0.corp.example.net', ips: ['10.0.0.9'] }] }));
+  assert.equal(guard.meeting('w0.corp.example.net'), { reason: 'cluster-name', detail: "is or covers the cluster's own name w0.corp.example.net" });
+  assert.equal(guard.meeting('*.corp.example.net')?.reason, 'cluster-name');
+  assert.is(guard.meeting('w1.corp.example.net'), undefined);
+});
+
 test("a wildcard over the cluster's names is refused, naming the first of them: api", () => {
   const guard = nameGuard(spec({ nodes: nodes(3) }));
   assert.equal(guard.meeting(`*.${D}`), { reason: 'cluster-name', detail: `is or covers the cluster's own name api.${D}` });

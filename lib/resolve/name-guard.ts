@@ -72,7 +72,9 @@ let kept: NameGuard | undefined;
 
 /** The guard for this spec's names; the last one is kept, as the cluster's names rarely change. */
 export function nameGuard(spec: ClusterSpec): NameGuard {
-  const roots = [`api.${spec.domain}`, `api-int.${spec.domain}`, `apps.${spec.domain}`, ...spec.nodes.map((n) => (n.name.endsWith(`.${spec.domain}`) ? n.name : `${n.name}.${spec.domain}`))];
+  // A node is served by its name under the domain, and by its name as given: a dotted one (w0.corp.example.net) is a name of its own.
+  const nodeNames = spec.nodes.flatMap((n) => (n.name.endsWith(`.${spec.domain}`) ? [n.name] : n.name.includes('.') ? [`${n.name}.${spec.domain}`, n.name] : [`${n.name}.${spec.domain}`]));
+  const roots = [`api.${spec.domain}`, `api-int.${spec.domain}`, `apps.${spec.domain}`, ...nodeNames];
   const others = spec.extraRecords.map((e) => ({ name: e.name, source: e.source }));
   const key = `${roots.join(' ')}\n${others.map((o) => `${o.name} ${o.source}`).join(' ')}`;
   if (kept?.key !== key) kept = new NameGuard(key, roots, others);
