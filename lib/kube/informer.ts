@@ -14,7 +14,10 @@ export interface ListPage {
 }
 
 const WATCH_TIMEOUT_MIN_S = 300;
-/** A watch ended sooner than this with no event in it is taken as failed (see ProjectingWatch). */
+/**
+ * A watch ended sooner than this with no event in it is taken as failed, and one that lives
+ * this long, or brings an event, as working (see ProjectingWatch).
+ */
 const EMPTY_WATCH_MS = 1000;
 
 export interface WatchOptions<T extends KubernetesObject> {
@@ -82,9 +85,14 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       const opened = Date.now();
       let events = 0;
       let finished = false;
+      // Only a watch that works starts the backoff over: one refused at once, again and again,
+      // is asked for less and less often.
+      const working = setTimeout(() => backoff.succeeded(), EMPTY_WATCH_MS);
+      working.unref();
       const finish = (err: unknown) => {
         if (finished) return;
         finished = true;
+        clearTimeout(working);
         const empty = (err === null || err === undefined) && events === 0 && Date.now() - opened < EMPTY_WATCH_MS;
         done(empty ? new Error('the API server ended the watch as soon as it began') : err);
       };
@@ -111,6 +119,7 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
           (phase, obj, watchObj) => {
             events += 1;
             const status = obj as { code?: unknown; message?: unknown } | null;
+            if (phase !== 'ERROR') backoff.succeeded();
             if (phase !== 'ERROR' || status?.code === 410) return projected(phase, obj, watchObj);
             controller?.abort();
             finish(Object.assign(new Error(typeof status?.message === 'string' ? status.message : 'the watch failed'), { statusCode: status?.code }));
@@ -185,7 +194,6 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       informer.off('error', onError);
     }
     if (stopped || failed) return;
-    backoff.succeeded();
     if (!synced) {
       synced = true;
       lastError = undefined;
