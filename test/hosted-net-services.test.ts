@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { node, readAnswers, rejects, startMonitor, until, UPSTREAM } from './support/cluster-fixture.js';
+import { node, readAnswers, rejects, sleep, startMonitor, until, UPSTREAM } from './support/cluster-fixture.js';
 import { API_VIP, DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 
@@ -147,6 +147,26 @@ test("a node's entry removed from the status is written again by its monitor", a
       await c.server.patchStatus(HNS, { nodes: [] });
       await until('the entry again', async () => (await nodes()).length === 1, 10_000);
       assert.equal(await nodes(), [{ name: 'master-0', apiIntServes: API_VIP }]);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
+test("a status that keeps losing a node's entry is mended once a look (30 s), not on every event", async () => {
+  await withOnPrem({ switches: true }, async (c) => {
+    await c.server.create(hostedNetServices({}));
+    const monitor = await startMonitor(c, { nodeName: 'master-0' });
+    try {
+      const nodes = async () => ((await c.server.get<{ status?: { nodes?: { name: string; apiIntServes: string }[] } }>(HNS))?.status?.nodes ?? []);
+      await until('the entry', async () => (await nodes()).length === 1, 10_000);
+      await c.server.patchStatus(HNS, { nodes: [] });
+      await until('the entry mended', async () => (await nodes()).length === 1, 10_000);
+      await c.server.clearRequests();
+      await c.server.patchStatus(HNS, { nodes: [] });
+      await sleep(3000);
+      assert.equal(await nodes(), []);
+      assert.equal((await c.server.requests()).filter((r) => r.verb === 'patch' && r.resource === 'hostednetservices'), []);
     } finally {
       await monitor.stop();
     }

@@ -53,6 +53,7 @@ const FOREVER_MS = 2 ** 31 - 1;
 function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt: () => ReturnType<ApiIntGate['report']> | undefined) {
   let last: DesiredState | undefined;
   let reported: string | undefined;
+  let mendedAt = 0;
   let busy = false;
   const look = async () => {
     if (last === undefined || busy) return;
@@ -69,6 +70,11 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     // since (the object replaced, the list edited) is written again.
     const recorded = last.apiIntReported === undefined || last.apiIntReported.some((n) => n.name === nodeName && n.apiIntServes === apiIntServes);
     if (key === reported && recorded) return;
+    // A status that keeps losing the entry (another writer, a CRD without the field) is mended once a look, not on every event.
+    if (key === reported) {
+      if (Date.now() - mendedAt < VIP_CHECK_MS) return;
+      mendedAt = Date.now();
+    }
     busy = true;
     try {
       const outcome = await publishVipOwners(kc, view);

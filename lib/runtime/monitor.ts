@@ -116,9 +116,13 @@ export class Monitor {
   /** Refusals of the last computation, so each is logged once while it lasts. */
   private refused = new Set<string>();
 
-  constructor(private readonly opts: MonitorOptions) {
+  private readonly opts: Omit<MonitorOptions, 'servedBefore'>;
+
+  constructor({ servedBefore, ...opts }: MonitorOptions) {
+    // Not kept in opts, which lives as long as the monitor.
+    this.opts = opts;
     this.local = opts.local;
-    this.servedBefore = opts.servedBefore;
+    this.servedBefore = servedBefore;
   }
 
   /** The local inputs changed (resolv.conf was rewritten): recompute with the new spec. */
