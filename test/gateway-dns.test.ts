@@ -303,6 +303,16 @@ test("a weighted target of weight 0 is drained: not answered while another targe
   });
 });
 
+test('a weighted set of address records drains its targets of weight 0 too', async () => {
+  await withGatewayMonitor(async ({ c, dns }) => {
+    const weighted = (setIdentifier: string, ip: string, weight: string) => ({ dnsName: APP, recordType: 'A' as const, targets: [ip], setIdentifier, providerSpecific: [{ name: 'weight', value: weight }] });
+    await c.server.create(kuadrantRecord('weighted', APP, [weighted('a', '192.0.2.1', '100'), weighted('b', '192.0.2.2', '0')]));
+    await until('the address', async () => (await served(dns, APP)).length > 0);
+    await sleep(500);
+    assert.equal(await served(dns, APP), ['A 192.0.2.1']);
+  });
+});
+
 test('a weighted set all of weight 0 answers every target, none preferred', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
     await c.server.create(gateway('eu-a', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));

@@ -71,6 +71,17 @@ test('a chain that leaves the zone is read back to its last in-zone hop, with no
   });
 });
 
+test('a name a custom template answers in two server blocks reads back with each address once', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'lbdns-served-before-'));
+  try {
+    const block = (listen: string) => `.:53 {\n    bind ${listen}\n    template IN A api.c1.example.com {\n        match ^api\\.c1\\.example\\.com\\.$\n        answer "{{ .Name }} 60 IN A 10.0.0.10"\n        fallthrough\n    }\n    forward . 10.0.0.2\n}\n`;
+    await writeFile(join(dir, 'Corefile'), block('127.0.0.1') + block('::1'));
+    assert.equal((await readServedBefore(join(dir, 'Corefile'), new Map())).map((n) => [n.name, n.v4]), [['api.c1.example.com', ['10.0.0.10']]]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('no Corefile, or one that does not parse, reads back as nothing', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-served-before-'));
   try {

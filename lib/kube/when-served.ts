@@ -35,7 +35,10 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
   /** What the watch held when it met 404, served until a probe says the CRD is gone; undefined once read as absent. */
   let kept: T[] | undefined;
 
+  /** Bumped by each 404: a watch started before it is stale once it has started. */
+  let generation = 0;
   const watch = async (): Promise<void> => {
+    const at = generation;
     const started = await watchCollection({
       ...opts,
       onRestart: (error) => {
@@ -43,7 +46,7 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
         else opts.onRestart?.(error);
       },
     });
-    if (stopped) await started.stop();
+    if (stopped || at !== generation) await started.stop();
     else inner = started;
   };
   const probeEvery = () => {
@@ -58,9 +61,10 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
   };
   /** The watch met 404: ask again before believing it. */
   const unsure = async (): Promise<void> => {
+    generation += 1;
     const was = inner;
     inner = undefined;
-    kept = was?.items() ?? [];
+    kept = was?.items() ?? kept ?? [];
     await was?.stop();
     if (!stopped) probeEvery();
   };
@@ -72,8 +76,10 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
       clearInterval(timer);
       timer = undefined;
       if (kept === undefined) opts.onServed();
+      const at = generation;
       await watch();
-      kept = undefined;
+      // Unless a 404 came while the watch started, which keeps what it held for the next probe.
+      if (at === generation) kept = undefined;
     } catch (err) {
       if (!notFound(err)) opts.onProbeFailed(err as Error);
       else if (kept !== undefined) absent();

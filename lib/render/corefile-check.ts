@@ -482,8 +482,10 @@ export function templateAnswers(text: string): TemplateAnswers[] {
         for (const a of l.slice(1)) {
           const found = /^\{\{ \.Name \}\} ([0-9]+) IN (?:A|AAAA) (\S+)$/.exec(a.text);
           const address = canonicalIp(found?.[2] ?? '');
-          if (address === null) continue;
-          (type === 'A' ? entry.v4 : entry.v6).push(address);
+          const list = type === 'A' ? entry.v4 : entry.v6;
+          // A custom template may answer a name in more than one server block (two listen addresses).
+          if (address === null || list.includes(address)) continue;
+          list.push(address);
           entry.ttl = Number(found?.[1]);
         }
       }

@@ -181,7 +181,9 @@ export class GatewayAnswers {
   }
 
   private compute(name: string, claims: readonly Claim[], none: GatewayAnswer): GatewayAnswer {
-    const endpoints = claims.map((c) => c.endpoint);
+    const claimed = claims.map((c) => c.endpoint);
+    // Weight 0 drains a target, as in Kuadrant's plugin, which never picks one while another weighs more.
+    const endpoints = claimed.length > 1 && claimed.some((e) => (e.weight ?? 1) > 0) ? claimed.filter((e) => e.weight !== 0) : claimed;
     if ((endpoints[0] as GatewayEndpoint).recordType !== 'CNAME') {
       const { v4, v6 } = splitFamilies(endpoints.flatMap((e) => e.targets));
       const weighted = endpoints.some((e) => e.weight !== undefined);
@@ -197,8 +199,6 @@ export class GatewayAnswers {
         return { ...none, why };
       }
     }
-    // Weight 0 drains a target, as in Kuadrant's plugin, which never picks one while another weighs more.
-    if (set.length > 1 && set.some((e) => (e.weight ?? 1) > 0)) set = set.filter((e) => e.weight !== 0);
     const reads = set.map((e) => e.targets[0] as string);
     this.reads.set(name, reads);
     for (const read of reads) {

@@ -50,7 +50,8 @@ export interface BuildOptions {
   /**
    * Until there is a `previous`: the names the files on disk served when the process started
    * (in specificity order). A name with no address yet keeps these, so a restart while its host
-   * names do not resolve does not drop it.
+   * names do not resolve does not drop it; a Gateway name keeps them over the limit too, as it
+   * keeps `previous`.
    */
   readonly servedBefore?: readonly NameRecord[] | undefined;
 }
