@@ -291,12 +291,17 @@ test('load-balanced with two geos and two weights: the default geo answers with 
   });
 });
 
+/** Two Gateways of APP in one geo, load-balanced with these weights: 192.0.2.1 and 192.0.2.2. */
+async function seedTwoWeights(c: ClusterFixture, a: number, b: number): Promise<void> {
+  await c.server.create(gateway('eu-a', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
+  await c.server.create(gateway('eu-b', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.2' }]));
+  await c.server.create(dnsPolicy('eu-a', { gateway: 'eu-a' }, { loadBalancing: { weight: a, geo: 'GEO-EU', defaultGeo: true } }));
+  await c.server.create(dnsPolicy('eu-b', { gateway: 'eu-b' }, { loadBalancing: { weight: b, geo: 'GEO-EU', defaultGeo: true } }));
+}
+
 test("a weighted target of weight 0 is drained: not answered while another target weighs more, as Kuadrant's plugin never picks it", async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    await c.server.create(gateway('eu-a', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
-    await c.server.create(gateway('eu-b', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.2' }]));
-    await c.server.create(dnsPolicy('eu-a', { gateway: 'eu-a' }, { loadBalancing: { weight: 100, geo: 'GEO-EU', defaultGeo: true } }));
-    await c.server.create(dnsPolicy('eu-b', { gateway: 'eu-b' }, { loadBalancing: { weight: 0, geo: 'GEO-EU', defaultGeo: true } }));
+    await seedTwoWeights(c, 100, 0);
     await until('the EU address', async () => (await served(dns, APP)).length > 0);
     await sleep(500);
     assert.equal(await served(dns, APP), ['A 192.0.2.1']);
@@ -315,10 +320,7 @@ test('a weighted set of address records drains its targets of weight 0 too', asy
 
 test('a weighted set all of weight 0 answers every target, none preferred', async () => {
   await withGatewayMonitor(async ({ c, dns }) => {
-    await c.server.create(gateway('eu-a', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
-    await c.server.create(gateway('eu-b', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.2' }]));
-    await c.server.create(dnsPolicy('eu-a', { gateway: 'eu-a' }, { loadBalancing: { weight: 0, geo: 'GEO-EU', defaultGeo: true } }));
-    await c.server.create(dnsPolicy('eu-b', { gateway: 'eu-b' }, { loadBalancing: { weight: 0, geo: 'GEO-EU', defaultGeo: true } }));
+    await seedTwoWeights(c, 0, 0);
     await until('both EU addresses', async () => (await served(dns, APP)).length === 2);
     assert.equal(await served(dns, APP), ['A 192.0.2.1', 'A 192.0.2.2']);
   });

@@ -137,39 +137,41 @@ test("nodes whose monitors ran before the HostedNetServices object existed recor
   });
 });
 
-test("a node's entry removed from the status is written again by its monitor", async () => {
+type NodeEntry = { readonly name: string; readonly apiIntServes: string };
+type OnPrem = Parameters<Parameters<typeof withOnPrem>[1]>[0];
+
+/** master-0's monitor running on a HostedNetServices object, its status entry recorded. */
+async function withRecordedNode(body: (c: OnPrem, nodes: () => Promise<NodeEntry[]>) => Promise<void>): Promise<void> {
   await withOnPrem({ switches: true }, async (c) => {
     await c.server.create(hostedNetServices({}));
     const monitor = await startMonitor(c, { nodeName: 'master-0' });
     try {
-      const nodes = async () => ((await c.server.get<{ status?: { nodes?: { name: string; apiIntServes: string }[] } }>(HNS))?.status?.nodes ?? []);
+      const nodes = async () => (await c.server.get<{ status?: { nodes?: NodeEntry[] } }>(HNS))?.status?.nodes ?? [];
       await until('the entry', async () => (await nodes()).length === 1, 10_000);
-      await c.server.patchStatus(HNS, { nodes: [] });
-      await until('the entry again', async () => (await nodes()).length === 1, 10_000);
-      assert.equal(await nodes(), [{ name: 'master-0', apiIntServes: API_VIP }]);
+      await body(c, nodes);
     } finally {
       await monitor.stop();
     }
   });
+}
+
+test("a node's entry removed from the status is written again by its monitor", async () => {
+  await withRecordedNode(async (c, nodes) => {
+    await c.server.patchStatus(HNS, { nodes: [] });
+    await until('the entry again', async () => (await nodes()).length === 1, 10_000);
+    assert.equal(await nodes(), [{ name: 'master-0', apiIntServes: API_VIP }]);
+  });
 });
 
 test("a status that keeps losing a node's entry is mended once a look (30 s), not on every event", async () => {
-  await withOnPrem({ switches: true }, async (c) => {
-    await c.server.create(hostedNetServices({}));
-    const monitor = await startMonitor(c, { nodeName: 'master-0' });
-    try {
-      const nodes = async () => ((await c.server.get<{ status?: { nodes?: { name: string; apiIntServes: string }[] } }>(HNS))?.status?.nodes ?? []);
-      await until('the entry', async () => (await nodes()).length === 1, 10_000);
-      await c.server.patchStatus(HNS, { nodes: [] });
-      await until('the entry mended', async () => (await nodes()).length === 1, 10_000);
-      await c.server.clearRequests();
-      await c.server.patchStatus(HNS, { nodes: [] });
-      await sleep(3000);
-      assert.equal(await nodes(), []);
-      assert.equal((await c.server.requests()).filter((r) => r.verb === 'patch' && r.resource === 'hostednetservices'), []);
-    } finally {
-      await monitor.stop();
-    }
+  await withRecordedNode(async (c, nodes) => {
+    await c.server.patchStatus(HNS, { nodes: [] });
+    await until('the entry mended', async () => (await nodes()).length === 1, 10_000);
+    await c.server.clearRequests();
+    await c.server.patchStatus(HNS, { nodes: [] });
+    await sleep(3000);
+    assert.equal(await nodes(), []);
+    assert.equal((await c.server.requests()).filter((r) => r.verb === 'patch' && r.resource === 'hostednetservices'), []);
   });
 });
 
