@@ -5,7 +5,7 @@ import { parseZoneFile, zoneOwners, type ZoneOwner } from '../render/zone-file.j
 import { matchFor, specificityOrder } from '../resolve/specificity.js';
 
 /** Marks a record read back from disk: the source that made it is not in the files. */
-export const SERVED_BEFORE = 'served before the restart';
+const SERVED_BEFORE = 'served before the restart';
 
 /** How far a chain is followed in a zone file: CoreDNS's file plugin gives up after 8 hops. */
 const MAX_HOPS = 8;
