@@ -182,15 +182,14 @@ export class GatewayAnswers {
 
   private compute(name: string, claims: readonly Claim[], none: GatewayAnswer): GatewayAnswer {
     const claimed = claims.map((c) => c.endpoint);
-    // Weight 0 drains a target, as in Kuadrant's plugin, which never picks one while another weighs more.
-    const endpoints = claimed.length > 1 && claimed.some((e) => (e.weight ?? 1) > 0) ? claimed.filter((e) => e.weight !== 0) : claimed;
-    if ((endpoints[0] as GatewayEndpoint).recordType !== 'CNAME') {
+    if ((claimed[0] as GatewayEndpoint).recordType !== 'CNAME') {
+      const endpoints = [...drained(claimed.filter((e) => e.recordType === 'A')), ...drained(claimed.filter((e) => e.recordType === 'AAAA'))];
       const { v4, v6 } = splitFamilies(endpoints.flatMap((e) => e.targets));
       const weighted = endpoints.some((e) => e.weight !== undefined);
       const weights = weighted ? new Map(endpoints.flatMap((e) => e.targets.map((t): [string, number] => [t, e.weight ?? 1]))) : undefined;
       return { chain: [], owner: name, v4, v6, ttl: Math.min(...endpoints.map((e) => e.ttl)), weights };
     }
-    let set = endpoints;
+    let set: readonly GatewayEndpoint[] = claimed;
     if (set.some((e) => e.geo !== undefined)) {
       const wanted = set.filter((e) => this.geo !== undefined && e.geo?.toLowerCase() === this.geo);
       set = wanted.length > 0 ? wanted.slice(0, 1) : set.filter((e) => e.geo === '*').slice(0, 1);
@@ -199,6 +198,7 @@ export class GatewayAnswers {
         return { ...none, why };
       }
     }
+    set = drained(set);
     const reads = set.map((e) => e.targets[0] as string);
     this.reads.set(name, reads);
     for (const read of reads) {
@@ -208,6 +208,11 @@ export class GatewayAnswers {
     }
     return cnameAnswer(name, set, set.map((e, i) => this.answerAt(reads[i] as string, e.ttl)));
   }
+}
+
+/** A weighted set without its targets of weight 0, as Kuadrant's plugin never picks one while another weighs more; a set all of 0 whole. */
+function drained(set: readonly GatewayEndpoint[]): readonly GatewayEndpoint[] {
+  return set.length > 1 && set.some((e) => (e.weight ?? 1) > 0) ? set.filter((e) => e.weight !== 0) : set;
 }
 
 /** One target: a CNAME hop to its answer. Several (a weighted set): all their addresses at this name. */
