@@ -10,15 +10,17 @@ export function zoneFilePaths(corefile: string, zones: readonly string[]): Reado
 }
 
 /**
- * Writes a zone's file when its records differ from the file's, with the next serial; a file
- * with the same records is left alone, so CoreDNS reloads nothing and keeps its cache.
+ * Writes a zone's file when it differs from what it would be with the same serial (its records,
+ * or a header of an earlier release or edited by hand), with the next serial; a file that is
+ * the same is left alone, so CoreDNS reloads nothing and keeps its cache.
  */
 export async function writeZoneFile(path: string, zone: string, records: string, nowSeconds = Math.floor(Date.now() / 1000)): Promise<WriteResult> {
-  const current = await readFile(path, 'utf8').then(parseZoneFile, (err: NodeJS.ErrnoException) => {
+  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined;
     throw err;
   });
-  if (current?.records === records) return { written: false, path };
+  const current = text === undefined ? undefined : parseZoneFile(text);
+  if (current !== undefined && text === formatZoneFile(zone, current.serial, records)) return { written: false, path };
   return writeFileAtomic(path, formatZoneFile(zone, nextSerial(current?.serial, nowSeconds), records));
 }
 
