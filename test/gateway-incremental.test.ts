@@ -34,7 +34,7 @@ function view(index: ClaimIndex) {
 }
 
 function fromNothing(owners: readonly OwnedEndpoints[]) {
-  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const index = new ClaimIndex(nameGuard(base), [ZONE]);
   index.update(owners);
   return view(index);
 }
@@ -47,7 +47,7 @@ const d = owner('d', 'x', '2026-01-01T00:00:00Z', [[`www.${ZONE}`, 'CNAME', 'lb.
 const e = owner('e', 'x', '2026-01-01T00:00:04Z', [[`x.api.${CLUSTER}`, 'A', '192.0.2.5']]);
 
 test('each step of a changing set of owners decides the names as computing from nothing does', () => {
-  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const index = new ClaimIndex(nameGuard(base), [ZONE]);
   const a2 = owner('a', 'x', '2026-01-01T00:00:01Z', [[shop, 'A', '192.0.2.9']]);
   index.update([a, b, c, d, e]);
   assert.ok(view(index).refused.includes(`x.api.${CLUSTER} e cluster-name`));
@@ -58,7 +58,7 @@ test('each step of a changing set of owners decides the names as computing from 
 });
 
 test("when the oldest owner of a name leaves, the next oldest asker serves it, whatever the other namespaces' order", () => {
-  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const index = new ClaimIndex(nameGuard(base), [ZONE]);
   index.update([c, b, a]);
   assert.equal(view(index).claims[shop], ['a A 192.0.2.1']);
   assert.equal(view(index).refused, [`${shop} b other-owner`, `${shop} c duplicate`]);
@@ -68,13 +68,13 @@ test("when the oldest owner of a name leaves, the next oldest asker serves it, w
 });
 
 test('from nothing, the names come oldest owner first, whatever order the owners are listed in', () => {
-  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const index = new ClaimIndex(nameGuard(base), [ZONE]);
   index.update([e, c, d]);
   assert.equal([...index.byName.keys()], [`www.${ZONE}`, shop]);
 });
 
 test('a CNAME target is resolved by lbdns until an accepted name answers it', () => {
-  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const index = new ClaimIndex(nameGuard(base), [ZONE]);
   index.update([d]);
   assert.equal(index.external(), ['lb.example.org']);
   const lb = owner('lb', 'x', '2026-01-01T00:00:05Z', [['lb.example.org', 'A', '192.0.2.7']]);
@@ -83,7 +83,7 @@ test('a CNAME target is resolved by lbdns until an accepted name answers it', ()
 });
 
 test('a CNAME moved to another external target is resolved at the new target, no longer at the old', () => {
-  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const index = new ClaimIndex(nameGuard(base), [ZONE]);
   // a and b stay: one owner of three changes, so the index is updated, not rebuilt.
   index.update([a, b, d]);
   assert.equal(index.external(), ['lb.example.org']);
@@ -92,7 +92,7 @@ test('a CNAME moved to another external target is resolved at the new target, no
 });
 
 test("an update leaves the claims of names it does not touch as they were: the same lists", () => {
-  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const index = new ClaimIndex(nameGuard(base), [ZONE]);
   index.update([a, d]);
   const www = index.byName.get(`www.${ZONE}`);
   index.update([owner('a', 'x', '2026-01-01T00:00:01Z', [[shop, 'A', '192.0.2.9']]), d]);
@@ -169,7 +169,7 @@ test("a record set's totals are its names counted by source kind and its address
 
 /** Accepted names as acceptGatewayNames gives them: version n+1 names what changed since n. */
 function acceptedSteps() {
-  const index = new ClaimIndex(nameGuard(base), ZONE);
+  const index = new ClaimIndex(nameGuard(base), [ZONE]);
   let version = 0;
   return (owners: readonly OwnedEndpoints[]): AcceptedGatewayNames => {
     const names = index.update(owners);

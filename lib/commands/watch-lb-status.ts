@@ -71,13 +71,13 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     const recorded = last.apiIntReported === undefined || last.apiIntReported.some((n) => n.name === nodeName && n.apiIntServes === apiIntServes);
     if (key === reported && recorded) return;
     // A status that keeps losing the entry (another writer, a CRD without the field) is mended once a look, not on every event.
-    if (key === reported) {
-      if (Date.now() - mendedAt < VIP_CHECK_MS) return;
-      mendedAt = Date.now();
-    }
+    const mending = key === reported;
+    if (mending && Date.now() - mendedAt < VIP_CHECK_MS) return;
     busy = true;
     try {
       const outcome = await publishVipOwners(kc, view);
+      // Only a write spends the look: a status read before this node's own write had arrived is not a loss.
+      if (mending && outcome === 'written') mendedAt = Date.now();
       if (outcome === 'written') log.info('HostedNetServices status updated', { node: nodeName, holdsApiVip: view.holdsApiVip, holdsIngressVip: view.holdsIngressVip, apiIntServes });
       if (outcome !== 'no-object') reported = key;
     } catch (err) {

@@ -57,11 +57,15 @@ export class ClaimIndex {
   /** CNAME target → how many accepted endpoints point to it. */
   private readonly targets = new Map<string, number>();
 
+  /** The configured zones, for the refusal text. */
+  readonly zones: string;
+
   constructor(
     readonly guard: NameGuard,
-    /** The configured zones, for the refusal text. */
-    readonly zones: string,
-  ) {}
+    private readonly zoneList: readonly string[],
+  ) {
+    this.zones = zoneList.join(', ');
+  }
 
   /**
    * Moves to exactly `owners`: owners that left or came decide their names again. Returns
@@ -102,9 +106,12 @@ export class ClaimIndex {
     return [...seen].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
   }
 
-  /** CNAME targets no accepted name answers: host names lbdns resolves itself. */
+  /**
+   * CNAME targets outside the zones: host names lbdns resolves itself. A target in a zone that
+   * no accepted name answers is not one: CoreDNS answers it NXDOMAIN from the zone file.
+   */
   external(): readonly string[] {
-    this.externalNames ??= [...this.targets.keys()].filter((t) => !this.claims.has(t)).sort();
+    this.externalNames ??= [...this.targets.keys()].filter((t) => !this.claims.has(t) && !this.zoneList.some((z) => under(t, z))).sort();
     return this.externalNames;
   }
 

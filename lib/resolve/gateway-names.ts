@@ -38,9 +38,8 @@ export function acceptGatewayNames(spec: ClusterSpec): AcceptedGatewayNames {
   if (gateway === undefined || !ROLE_TRAITS[spec.role].clusterNames) return { byName: new Map(), refused: [], external: [], version: 0, changed: undefined };
   if (last?.spec === spec) return last.result;
   const guard = nameGuard(spec);
-  const zones = gateway.zones.join(', ');
-  const kept = index !== undefined && index.guard === guard && index.zones === zones ? index : undefined;
-  const claims = kept ?? (index = new ClaimIndex(guard, zones));
+  const kept = index !== undefined && index.guard === guard && index.zones === gateway.zones.join(', ') ? index : undefined;
+  const claims = kept ?? (index = new ClaimIndex(guard, gateway.zones));
   const names = claims.update(gateway.owners);
   const after = last?.result.version;
   version += 1;
@@ -87,6 +86,8 @@ export class GatewayAnswers {
   private readonly readBy = new Map<string, string[]>();
   /** External names read, with the resolution they were read with. */
   private readonly externals = new Map<string, Resolution | undefined>();
+  /** accepted.external as a set, made again when it changes. */
+  private outside: { readonly of: readonly string[]; readonly names: ReadonlySet<string> } | undefined;
   private readonly pending = new Set<string>();
   private accepted: AcceptedGatewayNames = { byName: new Map(), refused: [], external: [], version: 0, changed: undefined };
   private resolutions: ReadonlyMap<string, Resolution> = new Map();
@@ -170,6 +171,9 @@ export class GatewayAnswers {
   }
 
   private external(name: string, ttl: number): GatewayAnswer {
+    if (this.outside?.of !== this.accepted.external) this.outside = { of: this.accepted.external, names: new Set(this.accepted.external) };
+    // A target in a zone that nothing serves: CoreDNS answers it NXDOMAIN from the zone file, whatever the upstream says.
+    if (!this.outside.names.has(name)) return { chain: [], owner: name, v4: [], v6: [], ttl, weights: undefined, why: `${name} is in a gateway zone and not served there` };
     const r = this.resolutions.get(name);
     this.externals.set(name, r);
     if (r === undefined) return { chain: [], owner: name, v4: [], v6: [], ttl, weights: undefined };

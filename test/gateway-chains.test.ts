@@ -1,0 +1,33 @@
+/**
+ * Where a Gateway name's chain ends. Built in process; the wire is gateway-dns.test.ts's.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
+import { specFromConfig } from '../lib/inputs/spec.js';
+import { DEFAULTS, type GatewayEndpoint, type Resolution } from '../lib/model.js';
+import { buildRecordSet } from '../lib/resolve/record-set.js';
+import { ZONE } from './support/gateway-fixture.js';
+
+const APP = `app.${ZONE}`;
+const base = specFromConfig({ ...EXAMPLE_CONFIG, domain: `c1.${ZONE}` }, ['127.0.0.1']);
+const cname = (dnsName: string, target: string): GatewayEndpoint => ({ dnsName, recordType: 'CNAME', targets: [target], ttl: 60, setIdentifier: '' });
+
+function build(target: string, resolved: Record<string, string[]>) {
+  const owners = [{ source: 'dnsrecord.kuadrant.io/shop/r', namespace: 'shop', created: '2026-01-01T00:00:00Z', zone: ZONE, endpoints: [cname(APP, target)] }];
+  const resolutions = new Map(Object.entries(resolved).map(([name, v4]): [string, Resolution] => [name, { v4, v6: [] } as unknown as Resolution]));
+  return buildRecordSet({ ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, resolutions);
+}
+
+test('a CNAME to a name of the zone that nothing serves is not served, though the upstream knows that name: CoreDNS answers it NXDOMAIN from the zone', () => {
+  const { recordSet, empty } = build(`other.${ZONE}`, { [`other.${ZONE}`]: ['198.51.100.9'] });
+  assert.is(recordSet.names.find((n) => n.name === APP), undefined);
+  assert.ok(empty.includes(APP));
+});
+
+test('a CNAME to a name outside the zones is served with the addresses lbdns resolves for it', () => {
+  const { recordSet } = build('lb.example.org', { 'lb.example.org': ['198.51.100.9'] });
+  assert.equal(recordSet.names.find((n) => n.name === APP)?.v4, ['198.51.100.9']);
+});
+
+test.run();
