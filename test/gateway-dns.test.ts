@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sleep, startMonitor, until, type ClusterFixture, type RunningMonitor } from './support/cluster-fixture.js';
+import { node, sleep, startMonitor, until, type ClusterFixture, type RunningMonitor } from './support/cluster-fixture.js';
 import { answerOf, query, servableFlags, startCoreDns, type CoreDns } from './support/coredns.js';
 import { dnsPolicy, gateway, httpRoute, kuadrantRecord, leafName, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
 import { DOMAIN, UPSTREAM } from './support/cluster-fixture.js';
@@ -248,6 +248,20 @@ test("names of a Gateway zone lbdns does not serve are the zone's to answer, nev
     }
     const ns = await query(dns, ZONE, 'NS');
     assert.equal([ns.rcode, ns.answers], ['NOERROR', [`${ZONE} 30 NS ns.lbdns.invalid`]]);
+    assert.is(upstream.queries(), 0, 'nothing was forwarded');
+  });
+});
+
+test("a node whose name lies in a Gateway zone is answered there with its addresses, and a tenant's listener cannot take that name", async () => {
+  await withGatewayMonitor(async ({ c, m, dns, upstream }) => {
+    const w0 = `w0.${ZONE}`;
+    await c.server.create(node(w0, ['10.0.0.9']));
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: w0 }], [{ value: '203.0.113.66' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await until('the node in its zone', has(dns, w0, 'A 10.0.0.9'));
+    await until('the listener refused', () => m.logs().some((l) => l.msg === 'gateway name refused; not served' && l.name === w0 && l.reason === 'cluster-name'));
+    upstream.resetCounts();
+    assert.equal(await served(dns, w0), ['A 10.0.0.9']);
     assert.is(upstream.queries(), 0, 'nothing was forwarded');
   });
 });

@@ -52,10 +52,32 @@ export function zoneRecords(records: readonly NameRecord[], clusterTtl: number):
   return lines.join('\n');
 }
 
-/** Each Gateway zone's records as zoneRecords gives them: what decides whether its file changes. */
+/**
+ * Each Gateway zone's records as zoneRecords gives them: what decides whether its file changes.
+ * A node whose name lies in a zone is answered there too: CoreDNS sends that name's queries to
+ * the zone's server block, which the `hosts` entry of the main block never sees.
+ */
 export function renderZones(recordSet: RecordSet): ReadonlyMap<string, string> {
-  const { byZone } = splitByZone(recordSet.names, recordSet.gatewayZones ?? []);
-  return new Map([...byZone].map(([zone, names]) => [zone, zoneRecords(names, recordSet.ttl)]));
+  const zones = recordSet.gatewayZones ?? [];
+  const { byZone } = splitByZone(recordSet.names, zones);
+  const nodeLines = new Map<string, string[]>();
+  for (const n of recordSet.nodes) {
+    for (const name of new Set([n.name, n.fqdn])) {
+      const zone = name.includes('.') ? zoneOf(name, zones) : undefined;
+      if (zone === undefined) continue;
+      const lines = nodeLines.get(zone) ?? [];
+      nodeLines.set(zone, lines);
+      for (const ip of n.v4) lines.push(`${name}. ${recordSet.ttl} IN A ${ip}`);
+      for (const ip of n.v6) lines.push(`${name}. ${recordSet.ttl} IN AAAA ${ip}`);
+    }
+  }
+  return new Map(
+    [...byZone].map(([zone, names]) => {
+      const records = zoneRecords(names, recordSet.ttl);
+      const nodes = nodeLines.get(zone) ?? [];
+      return [zone, nodes.length === 0 ? records : [records, ...nodes].filter((part) => part !== '').join('\n')];
+    }),
+  );
 }
 
 /** How long a resolver may cache "no such name" under the zone (the SOA minimum). */
