@@ -118,13 +118,13 @@ example('an outside name is forwarded upstream, its TTL capped by the cache', as
   assert.equal(await dns.resolve6('www.example.org'), ['2001:db8::99']);
 });
 
-example('other query types for a served name are answered empty by CoreDNS, never forwarded', async () => {
+example("other query types for a served name are answered empty by CoreDNS with the cluster's SOA, so resolvers cache it, never forwarded", async () => {
   const server = servers[0] as CoreDns;
   upstream.resetCounts();
   for (const name of [`api.${EXAMPLE_D}`, `api-int.${EXAMPLE_D}`, `x.apps.${EXAMPLE_D}`]) {
-    for (const type of ['TXT', 'MX', 'CNAME', 'SRV'] as const) {
+    for (const type of ['TXT', 'MX', 'CNAME', 'SRV', 'HTTPS'] as const) {
       const reply = await query(server, name, type);
-      assert.equal([name, type, reply.rcode, reply.answers], [name, type, 'NOERROR', []]);
+      assert.equal([name, type, reply.rcode, reply.answers, reply.authority], [name, type, 'NOERROR', [], ['SOA']]);
     }
   }
   assert.is(upstream.queries(), 0, 'nothing was forwarded');
@@ -162,6 +162,14 @@ v4only('api answers all three LB addresses', async ({ dns }) => {
 
 v4only('AAAA for api is NODATA: the name exists, without IPv6 (not NXDOMAIN, not SERVFAIL)', async ({ dns }) => {
   assert.is(await errorCode(dns.resolve6(`api.${V4_D}`)), 'ENODATA');
+});
+
+v4only("AAAA for api and a name under apps carries the cluster's SOA, as an answer without records should", async () => {
+  const server = servers[0] as CoreDns;
+  for (const name of [`api.${V4_D}`, `x.apps.${V4_D}`]) {
+    const reply = await query(server, name, 'AAAA');
+    assert.equal([name, reply.rcode, reply.answers, reply.authority], [name, 'NOERROR', [], ['SOA']]);
+  }
 });
 
 v4only('AAAA for a name under apps is NODATA', async ({ dns }) => {

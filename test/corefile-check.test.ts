@@ -132,6 +132,12 @@ test('rejects a hosts ttl CoreDNS refuses (over 65535)', () => {
   rejects(replaced('        ttl 60\n', '        ttl 65536\n'), /hosts ttl "65536" must be a whole number from 1 to 65535/);
 });
 
+test('accepts an SOA as a template authority, and rejects an authority that is not one', () => {
+  const soa = 'c1.example.com. 30 IN SOA ns.lbdns.invalid. hostmaster.lbdns.invalid. 1 3600 600 86400 30';
+  checkCorefile(replaced('match ^api\\.c1\\.example\\.com\\.$\n', `match ^api\\.c1\\.example\\.com\\.$\n        authority "${soa}"\n`));
+  rejects(replaced('match ^api\\.c1\\.example\\.com\\.$\n', 'match ^api\\.c1\\.example\\.com\\.$\n        authority "c1.example.com. 30 IN NS ns.example.com."\n'), /template: authority "c1\.example\.com\. 30 IN NS ns\.example\.com\." is not "NAME\. TTL IN SOA/);
+});
+
 test('rejects a hosts entry after fallthrough, which CoreDNS reads as an unknown option', () => {
   rejects(replaced('        fallthrough\n    }\n    forward', '        fallthrough\n        10.0.0.6 master-1\n    }\n    forward'), /hosts entry "10\.0\.0\.6" comes after fallthrough/);
 });

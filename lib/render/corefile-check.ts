@@ -218,6 +218,15 @@ function checkAnswer(answer: Token, blockType: 'A' | 'AAAA'): number {
   return capture;
 }
 
+/** An `authority` record: the SOA an empty answer carries, `NAME TTL IN SOA MNAME RNAME SERIAL REFRESH RETRY EXPIRE MINIMUM`, nothing a template fills. */
+function checkAuthority(rr: Token): void {
+  const fields = rr.text.trim().split(/\s+/);
+  const [name, ttl, cls, type, mname, rname, ...numbers] = fields;
+  const absolute = (n: string | undefined) => n !== undefined && n.endsWith('.') && NAME.test(n.slice(0, -1));
+  const ok = fields.length === 11 && absolute(name) && /^[0-9]+$/.test(ttl ?? '') && cls === 'IN' && type === 'SOA' && absolute(mname) && absolute(rname) && numbers.every((x) => /^[0-9]{1,10}$/.test(x) && Number(x) < 2 ** 32);
+  if (!ok) throw new RenderError(`Corefile line ${rr.line}: template: authority ${quote(rr.text)} is not "NAME. TTL IN SOA MNAME. RNAME. SERIAL REFRESH RETRY EXPIRE MINIMUM"`);
+}
+
 function checkTemplate(d: Directive): void {
   const fail = (msg: string): never => {
     throw new RenderError(`Corefile line ${d.line}: template: ${msg}`);
@@ -250,6 +259,10 @@ function checkTemplate(d: Directive): void {
           const index = checkAnswer(a, type as 'A' | 'AAAA');
           if (index > used.index) used = { index, line: a.line };
         }
+        break;
+      case 'authority':
+        if (line.length === 1) fail('authority without a record');
+        for (let k = 1; k < line.length; k++) checkAuthority(line[k] as Token);
         break;
       case 'fallthrough':
         break;

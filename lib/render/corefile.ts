@@ -4,6 +4,7 @@ import { checkCorefile } from './corefile-check.js';
 import { RenderError } from '../errors.js';
 import type { RecordSet } from '../model.js';
 import { templateBlocks, type TemplateBlock } from './template-blocks.js';
+import { negativeSoa } from './zone-file.js';
 import { splitByZone } from './zone-file.js';
 
 /*
@@ -92,9 +93,11 @@ function runtimeError(source: string, err: unknown): RenderError {
 
 /**
  * What a template sees as `it`: the record set; the names outside Gateway zones as CoreDNS
- * template blocks; and each Gateway zone with the file that serves its names.
+ * template blocks; each Gateway zone with the file that serves its names; and the SOA a block
+ * that answers nothing gives in its authority section (`negativeSoa`), so resolvers cache the
+ * empty answer (RFC 2308) as they do a Gateway zone's.
  */
-export type CorefileData = RecordSet & { readonly templates: readonly TemplateBlock[]; readonly zones: readonly { readonly zone: string; readonly file: string }[] };
+export type CorefileData = RecordSet & { readonly templates: readonly TemplateBlock[]; readonly zones: readonly { readonly zone: string; readonly file: string }[]; readonly negativeSoa: string };
 
 /** The Gateway zones with their files; a record set with zones must say where the files are. */
 function zonesOf(recordSet: RecordSet): CorefileData['zones'] {
@@ -114,7 +117,7 @@ export function renderCorefile(recordSet: RecordSet, template: string, source: s
   let text: string;
   const fn = compile(template, source);
   const { rest } = splitByZone(recordSet.names, recordSet.gatewayZones ?? []);
-  const data: CorefileData = { ...recordSet, templates: templateBlocks(rest, recordSet.ttl), zones: zonesOf(recordSet) };
+  const data: CorefileData = { ...recordSet, templates: templateBlocks(rest, recordSet.ttl), zones: zonesOf(recordSet), negativeSoa: negativeSoa(recordSet.domain) };
   try {
     // The built-in template is lbdns's own code: only an admin's template runs under the limit.
     text = source === 'builtin' ? fn.call(eta, data, {}) : withinTimeLimit(() => fn.call(eta, data, {}));

@@ -88,6 +88,9 @@ function soaLine(zone: string, serial: number): string {
   return `${zone}. ${NEGATIVE_TTL} IN SOA ns.lbdns.invalid. hostmaster.lbdns.invalid. ${serial} 3600 600 86400 ${NEGATIVE_TTL}`;
 }
 
+/** The SOA of the cluster's own names, given with an empty answer from the Corefile's templates: only its TTL and minimum are read. */
+export const negativeSoa = (domain: string): string => soaLine(domain, 1);
+
 /** The apex's NS, named as the SOA names it: without one, the file plugin answers an NS query with an empty NOERROR that has no SOA. */
 const nsLine = (zone: string): string => `${zone}. ${NEGATIVE_TTL} IN NS ns.lbdns.invalid.`;
 
