@@ -25,6 +25,14 @@ test('a CNAME to a name of the zone that nothing serves is not served, though th
   assert.ok(empty.includes(APP));
 });
 
+test('a CNAME to a name only a wildcard of the zone answers is not followed: not served, while the wildcard is', () => {
+  const owners = [{ source: 'dnsrecord.kuadrant.io/shop/r', namespace: 'shop', created: '2026-01-01T00:00:00Z', zone: ZONE, endpoints: [cname(APP, `x.wild.${ZONE}`), { dnsName: `*.wild.${ZONE}`, recordType: 'A' as const, targets: ['192.0.2.5'], ttl: 60, setIdentifier: '' }] }];
+  const { recordSet, empty } = buildRecordSet({ ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, new Map());
+  assert.is(recordSet.names.find((n) => n.name === APP), undefined);
+  assert.ok(empty.includes(APP));
+  assert.equal(recordSet.names.find((n) => n.name === `*.wild.${ZONE}`)?.v4, ['192.0.2.5']);
+});
+
 test('a CNAME to a name outside the zones is served with the addresses lbdns resolves for it', () => {
   const { recordSet } = build('lb.example.org', { 'lb.example.org': ['198.51.100.9'] });
   assert.equal(recordSet.names.find((n) => n.name === APP)?.v4, ['198.51.100.9']);

@@ -73,11 +73,12 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     // A status that keeps losing the entry (another writer, a CRD without the field) is mended once a look, not on every event.
     const mending = key === reported;
     if (mending && Date.now() - mendedAt < VIP_CHECK_MS) return;
+    if (mending) mendedAt = Date.now();
     busy = true;
     try {
       const outcome = await publishVipOwners(kc, view);
-      // Only a write spends the look: a status read before this node's own write had arrived is not a loss.
-      if (mending && outcome === 'written') mendedAt = Date.now();
+      // A status read before this node's own write had arrived is not a loss: it spends nothing.
+      if (mending && outcome === 'unchanged') mendedAt = 0;
       if (outcome === 'written') log.info('HostedNetServices status updated', { node: nodeName, holdsApiVip: view.holdsApiVip, holdsIngressVip: view.holdsIngressVip, apiIntServes });
       if (outcome !== 'no-object') reported = key;
     } catch (err) {

@@ -170,10 +170,19 @@ export class GatewayAnswers {
     return answer;
   }
 
+  private unfollowed(name: string): string {
+    for (let dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', dot + 1)) {
+      const wildcard = `*.${name.slice(dot + 1)}`;
+      if (this.accepted.byName.has(wildcard)) return `${name} is answered only by the wildcard ${wildcard}, and a CNAME is not followed into a wildcard`;
+    }
+    return `${name} is in a gateway zone and no Gateway name serves it`;
+  }
+
   private external(name: string, ttl: number): GatewayAnswer {
     if (this.outside?.of !== this.accepted.external) this.outside = { of: this.accepted.external, names: new Set(this.accepted.external) };
-    // A target in a zone that nothing serves: CoreDNS answers it NXDOMAIN from the zone file, whatever the upstream says.
-    if (!this.outside.names.has(name)) return { chain: [], owner: name, v4: [], v6: [], ttl, weights: undefined, why: `${name} is in a gateway zone and not served there` };
+    // A target in a zone that no Gateway name serves: lbdns follows a chain through the names it serves only (a node's name in the zone, or a
+    // name only a wildcard answers, is not followed), and CoreDNS answers anything else there NXDOMAIN from the zone file, whatever the upstream says.
+    if (!this.outside.names.has(name)) return { chain: [], owner: name, v4: [], v6: [], ttl, weights: undefined, why: this.unfollowed(name) };
     const r = this.resolutions.get(name);
     this.externals.set(name, r);
     if (r === undefined) return { chain: [], owner: name, v4: [], v6: [], ttl, weights: undefined };
