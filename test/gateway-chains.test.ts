@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EXAMPLE_CONFIG } from '../lib/inputs/example.js';
 import { specFromConfig } from '../lib/inputs/spec.js';
-import { DEFAULTS, type GatewayEndpoint, type Resolution } from '../lib/model.js';
+import { DEFAULTS, type GatewayEndpoint, type RecordSet, type Resolution } from '../lib/model.js';
 import { buildRecordSet } from '../lib/resolve/record-set.js';
 import { ZONE } from './support/gateway-fixture.js';
 
@@ -13,10 +13,10 @@ const APP = `app.${ZONE}`;
 const base = specFromConfig({ ...EXAMPLE_CONFIG, domain: `c1.${ZONE}` }, ['127.0.0.1']);
 const cname = (dnsName: string, target: string): GatewayEndpoint => ({ dnsName, recordType: 'CNAME', targets: [target], ttl: 60, setIdentifier: '' });
 
-function build(target: string, resolved: Record<string, string[]>) {
-  const owners = [{ source: 'dnsrecord.kuadrant.io/shop/r', namespace: 'shop', created: '2026-01-01T00:00:00Z', zone: ZONE, endpoints: [cname(APP, target)] }];
+function build(target: string, resolved: Record<string, string[]>, opts: { more?: readonly GatewayEndpoint[]; previous?: RecordSet } = {}) {
+  const owners = [{ source: 'dnsrecord.kuadrant.io/shop/r', namespace: 'shop', created: '2026-01-01T00:00:00Z', zone: ZONE, endpoints: [cname(APP, target), ...(opts.more ?? [])] }];
   const resolutions = new Map(Object.entries(resolved).map(([name, v4]): [string, Resolution] => [name, { v4, v6: [] } as unknown as Resolution]));
-  return buildRecordSet({ ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, resolutions);
+  return buildRecordSet({ ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, resolutions, { previous: opts.previous });
 }
 
 test('a CNAME to a name of the zone that nothing serves is not served, though the upstream knows that name: CoreDNS answers it NXDOMAIN from the zone', () => {
@@ -31,6 +31,21 @@ test('a CNAME to a name only a wildcard of the zone answers is not followed: not
   assert.is(recordSet.names.find((n) => n.name === APP), undefined);
   assert.ok(empty.includes(APP));
   assert.equal(recordSet.names.find((n) => n.name === `*.wild.${ZONE}`)?.v4, ['192.0.2.5']);
+});
+
+test('a name whose target stops resolving keeps its previous records: an address not resolved yet passes', () => {
+  const before = build('lb.example.org', { 'lb.example.org': ['198.51.100.9'] }).recordSet;
+  const { recordSet, held } = build('lb.example.org', {}, { previous: before });
+  assert.equal(recordSet.names.find((n) => n.name === APP)?.v4, ['198.51.100.9']);
+  assert.ok(held.some((h) => h.name === APP));
+});
+
+test('a name whose chain turns into a loop is not held with its previous records: the records themselves are wrong, which waiting does not mend', () => {
+  const before = build('lb.example.org', { 'lb.example.org': ['198.51.100.9'] }).recordSet;
+  const loop = `loop.${ZONE}`;
+  const { recordSet, held } = build(loop, {}, { previous: before, more: [cname(loop, APP)] });
+  assert.is(recordSet.names.find((n) => n.name === APP), undefined);
+  assert.not.ok(held.some((h) => h.name === APP));
 });
 
 test('a CNAME to a name outside the zones is served with the addresses lbdns resolves for it', () => {

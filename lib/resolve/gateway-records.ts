@@ -22,7 +22,8 @@ export interface GatewayRecords {
 /** A name with an answer to serve; or one without (no address, over the limit), decided again at every build against what is served. */
 type Entry =
   | { readonly kind: 'answered'; readonly record: NameRecord; readonly served: { readonly name: string; readonly source: string }; readonly weightBlock: WeightBlock | undefined }
-  | { readonly kind: 'unanswered'; readonly source: string; readonly count: number; readonly problem: string };
+  /** `lasting`: the problem is the records' own (a loop, no geo, a target not served), not an address not resolved yet: nothing is held for it. */
+  | { readonly kind: 'unanswered'; readonly source: string; readonly count: number; readonly problem: string; readonly lasting: boolean };
 
 function made(name: string, source: string, answer: GatewayAnswer): Entry & { kind: 'answered' } {
   const chained = answer.chain.length > 0;
@@ -95,7 +96,7 @@ export class GatewayRecordBook {
       const count = answer.v4.length + answer.v6.length;
       const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 ? (answer.why ?? 'has no address yet') : undefined;
       if (problem !== undefined) {
-        this.entries.set(name, { kind: 'unanswered', source, count, problem });
+        this.entries.set(name, { kind: 'unanswered', source, count, problem, lasting: answer.why !== undefined });
         this.problems.add(name);
         continue;
       }
@@ -111,7 +112,7 @@ export class GatewayRecordBook {
     const overLimit: Refusal[] = [];
     for (const name of [...this.problems].sort()) {
       const entry = this.entries.get(name) as Entry & { kind: 'unanswered' };
-      const kept = previous(name);
+      const kept = entry.lasting ? undefined : previous(name);
       if (kept !== undefined) held.push({ name, reason: entry.problem });
       else if (entry.count === 0) empty.push({ name, reason: entry.problem });
       else overLimit.push({ name, source: entry.source, reason: 'over-limit', detail: entry.problem });
