@@ -45,11 +45,15 @@ export function zoneRecords(records: readonly NameRecord[], clusterTtl: number):
       lines.push(`${r.name}. ${hop.ttl} IN CNAME ${hop.target}.`);
       continue;
     }
-    const ttl = r.addressTtl ?? clusterTtl;
-    for (const ip of r.v4) lines.push(`${r.name}. ${ttl} IN A ${ip}`);
-    for (const ip of r.v6) lines.push(`${r.name}. ${ttl} IN AAAA ${ip}`);
+    addressLines(lines, r.name, r.addressTtl ?? clusterTtl, r.v4, r.v6);
   }
   return lines.join('\n');
+}
+
+/** A name's A and AAAA lines, as zoneOwners reads them back. */
+function addressLines(lines: string[], name: string, ttl: number, v4: readonly string[], v6: readonly string[]): void {
+  for (const ip of v4) lines.push(`${name}. ${ttl} IN A ${ip}`);
+  for (const ip of v6) lines.push(`${name}. ${ttl} IN AAAA ${ip}`);
 }
 
 /**
@@ -67,8 +71,7 @@ export function renderZones(recordSet: RecordSet): ReadonlyMap<string, string> {
       if (zone === undefined) continue;
       const lines = nodeLines.get(zone) ?? [];
       nodeLines.set(zone, lines);
-      for (const ip of n.v4) lines.push(`${name}. ${recordSet.ttl} IN A ${ip}`);
-      for (const ip of n.v6) lines.push(`${name}. ${recordSet.ttl} IN AAAA ${ip}`);
+      addressLines(lines, name, recordSet.ttl, n.v4, n.v6);
     }
   }
   return new Map(
