@@ -7,11 +7,12 @@ import { freePort } from './support/peers.js';
 import * as assert from 'uvu/assert';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startDnsServer } from './support/dns-server.js';
 import { startDnsmasq, type Dnsmasq } from './support/dnsmasq.js';
 import { API_INT_IP, DOMAIN, LB_CONFIG, startCluster, startMonitor, until } from './support/cluster-fixture.js';
 import { runLbdns } from './support/run-cli.js';
+import { API_VIP, DOMAIN as ON_PREM_DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 
 const CLUSTER = ['--domain', 'c1.example.com', '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--api-int-lb', 'fd00::20', '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2'];
 
@@ -82,6 +83,27 @@ test("with CoreDNS up, dnsmasq sends the cluster's other names to it", async () 
         assert.equal(await dnsmasq.resolver.resolve4('x.apps.c1.example.com'), ['10.0.1.30']);
         assert.ok(coredns.queries('x.apps.c1.example.com', 'A') >= 1);
         assert.is(coredns.queries('api-int.c1.example.com'), 0, 'api-int stays with dnsmasq');
+      } finally {
+        await dnsmasq.stop();
+      }
+    } finally {
+      await coredns.close();
+    }
+  });
+});
+
+test("dnsRecordsType External: dnsmasq leaves api-int to CoreDNS, which forwards it to the external DNS, rather than answering it NXDOMAIN itself", async () => {
+  await withOnPrem({ status: { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP], loadBalancer: { type: 'UserManaged' }, dnsRecordsType: 'External' } }, async (c) => {
+    const coredns = await startDnsServer();
+    try {
+      coredns.set(`api-int.${ON_PREM_DOMAIN}`, { A: ['192.0.2.77'] });
+      const dropIn = join(dirname(c.out), 'lbdns.conf');
+      const r = await runLbdns(['render-dnsmasq', c.kubeconfig, '--listen', coredns.address, '--out', dropIn, '--upstream', '10.0.0.2', '--wait-timeout', '5s']);
+      assert.is(r.code, 0, r.stderr);
+      const dnsmasq = await startDropInDnsmasq(dropIn, `api-int.${ON_PREM_DOMAIN}`);
+      try {
+        assert.equal(await dnsmasq.resolver.resolve4(`api-int.${ON_PREM_DOMAIN}`), ['192.0.2.77']);
+        assert.ok(coredns.queries(`api-int.${ON_PREM_DOMAIN}`, 'A') >= 1);
       } finally {
         await dnsmasq.stop();
       }

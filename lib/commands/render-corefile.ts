@@ -78,7 +78,7 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
   if (emitted.kind === 'file') log.info(emitted.written ? 'Corefile written' : 'Corefile unchanged', { path: emitted.path });
   if (opts.dnsmasqOut !== undefined) {
     // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
-    const written = await writeDnsmasq(opts.dnsmasqOut, state.recordSet, '--dnsmasq-out');
+    const written = await writeDnsmasq(opts.dnsmasqOut, state.recordSet, state.withheld, '--dnsmasq-out');
     log.info(written.dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: written.dropIn.path });
     if (written.hosts.written) log.info("dnsmasq's api-int hosts file written", { path: written.hosts.path });
   }

@@ -17,7 +17,7 @@ export async function renderDnsmasqCommand(opts: RenderDnsmasqOptions): Promise<
   if (opts.out === undefined || opts.out === '-') throw new ConfigError('--out is required: the drop-in names the hosts directory lbdns keeps beside it, for api-int');
   dnsmasqHostsDir(opts.out, '--out');
   const state = await gatherOnce(opts, opts.cluster, log);
-  const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet, '--out');
+  const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet, state.withheld, '--out');
   log.info(dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: dropIn.path, hosts: hosts.path });
   return EXIT.ok;
 }

@@ -201,7 +201,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     if (opts.dnsmasqOut !== undefined) {
       // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
       try {
-        const drop = await writeDnsmasq(opts.dnsmasqOut, state.recordSet, '--dnsmasq-out');
+        const drop = await writeDnsmasq(opts.dnsmasqOut, state.recordSet, state.withheld, '--dnsmasq-out');
         if (drop.dropIn.written) log.info('dnsmasq drop-in written', { path: drop.dropIn.path });
         if (drop.hosts.written) log.info("dnsmasq's api-int hosts file written", { path: drop.hosts.path });
       } catch (err) {

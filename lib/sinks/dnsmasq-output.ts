@@ -42,9 +42,10 @@ async function writeHostsFile(dir: string, content: string): Promise<WriteResult
 }
 
 /** The hosts file, then the drop-in that names its directory: dnsmasq finds the file whole when it starts. */
-export async function writeDnsmasq(dropIn: string, recordSet: RecordSet, flag: string): Promise<{ readonly dropIn: WriteResult; readonly hosts: WriteResult }> {
+export async function writeDnsmasq(dropIn: string, recordSet: RecordSet, withheld: readonly { readonly name: string }[], flag: string): Promise<{ readonly dropIn: WriteResult; readonly hosts: WriteResult }> {
   const dir = dnsmasqHostsDir(dropIn, flag);
   await mkdir(dirname(dir), { recursive: true });
   const hosts = await writeHostsFile(dir, renderDnsmasqHosts(recordSet));
-  return { hosts, dropIn: await writeFileAtomic(dropIn, renderDnsmasq(recordSet, dir)) };
+  const apiIntWithheld = withheld.some((w) => w.name === `api-int.${recordSet.domain}`);
+  return { hosts, dropIn: await writeFileAtomic(dropIn, renderDnsmasq(recordSet, dir, apiIntWithheld)) };
 }
