@@ -179,4 +179,29 @@ test('excludeAddresses: a CIDR removes the IP addresses in it, whatever their wr
   assert.equal(targets, ['10.0.0.1']);
 });
 
+test('excludeAddresses: an IPv6 CIDR never removes an IPv4 address, as Go\'s IPNet.Contains (Kuadrant\'s) never matches one', () => {
+  const addresses = [address(ip('10.0.0.1')), address(ip('2001:db8::1'))];
+  assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['::/0'] })], addresses).targets, ['10.0.0.1']);
+  assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['::/64'] })], addresses).targets, ['10.0.0.1', '2001:db8::1']);
+});
+
+test('a load-balanced host whose derived names would pass 253 characters is not served, and the warning says why', () => {
+  const host = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(45)}.example.com`;
+  const warnings: string[] = [];
+  const owners = dnsPolicyEndpoints(
+    {
+      policies: [policy('p', '2026-01-01T00:00:00Z', undefined, { loadBalancing: { weight: 10, geo: 'EU', defaultGeo: true } })],
+      gateways: [{ id: { namespace: 'ns', name: 'gw', created: 'x' }, listeners: [{ name: 'long', hostname: host, attachedRoutes: 1 }, { name: 'short', hostname: 'b.example.com', attachedRoutes: 1 }], addresses: [address(ip('10.0.0.1'))] }],
+      zones: ['example.com'],
+      kuadrantHosts: new Set(),
+      clusterId: ID,
+      ttls: { ttl: 60, loadBalancedTtl: 300 },
+    },
+    (msg) => warnings.push(msg),
+  );
+  assert.ok(host.length <= 253);
+  assert.equal(owners.map((o) => o.source), ['dnspolicy/ns/p:gateway/gw/short']);
+  assert.match(warnings.join('\n'), /more than DNS allows \(253, and 63 a label\); its host a{60}\.b{60}\.c{60}\.d{45}\.example\.com is not served/);
+});
+
 test.run();

@@ -7,7 +7,7 @@ import { bodyOf, type NameGuard } from './name-guard.js';
  * decision depends on the owners asking for it and nothing else, which is what makes that exact.
  */
 
-export type RefusalReason = 'outside-zones' | 'cluster-name' | 'other-source' | 'other-owner' | 'duplicate' | 'over-limit';
+export type RefusalReason = 'outside-zones' | 'zone-apex' | 'cluster-name' | 'other-source' | 'other-owner' | 'duplicate' | 'over-limit';
 
 export interface Refusal {
   readonly name: string;
@@ -115,17 +115,23 @@ export class ClaimIndex {
     return this.externalNames;
   }
 
-  private verdict(owner: OwnedEndpoints, name: string): Refusal | undefined {
+  private verdict(owner: OwnedEndpoints, { dnsName: name, recordType }: GatewayEndpoint): Refusal | undefined {
     if (owner.zone === '') return { name, source: owner.source, reason: 'outside-zones', detail: `is in none of the gateway zones (${this.zones})` };
     if (!under(bodyOf(name), owner.zone)) return { name, source: owner.source, reason: 'outside-zones', detail: `is outside the zone ${owner.zone}` };
+    // Kuadrant's CoreDNS plugin answers a record only from its labelled zone; lbdns files a name in the deepest zone it lies in.
+    const inner = this.zoneList.find((z) => z.length > owner.zone.length && under(bodyOf(name), z));
+    if (inner !== undefined) return { name, source: owner.source, reason: 'outside-zones', detail: `lies in the zone ${inner}, not in its own zone ${owner.zone}` };
+    // RFC 1034 3.6.2: the apex holds the zone's SOA and NS, and a CNAME shares its name with nothing.
+    if (recordType === 'CNAME' && name === owner.zone) return { name, source: owner.source, reason: 'zone-apex', detail: `is the apex of the zone ${owner.zone}, which cannot be a CNAME (it holds the zone's SOA and NS)` };
     const meeting = this.guard.meeting(name);
     return meeting && { name, source: owner.source, ...meeting };
   }
 
   private join(owner: OwnedEndpoints, touched: Set<string>): void {
     const refused: Refusal[] = [];
-    for (const { dnsName } of owner.endpoints) {
-      const refusal = this.verdict(owner, dnsName);
+    for (const endpoint of owner.endpoints) {
+      const { dnsName } = endpoint;
+      const refusal = this.verdict(owner, endpoint);
       if (refusal !== undefined) {
         refused.push(refusal);
         continue;

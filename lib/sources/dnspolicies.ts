@@ -58,7 +58,8 @@ function loadBalancingOf(policy: DNSPolicy, object: string, warn: Warn): LoadBal
  * whose value is the same text.
  */
 function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address: GatewayAddress) => boolean) | null {
-  const blocks = new BlockList();
+  // One list per family: a BlockList matches an IPv4 address against IPv6 rules as ::ffff:a.b.c.d, where Go's IPNet.Contains (Kuadrant's) never does.
+  const blocks = { 4: new BlockList(), 6: new BlockList() } as const;
   const exact = new Set<string>();
   const entries = policy.spec?.excludeAddresses;
   if (entries === undefined || entries === null) return () => false;
@@ -78,11 +79,17 @@ function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address:
       warn(`${where}: ${JSON.stringify(text).slice(0, 80)} is not a CIDR; policy not applied (as Kuadrant: a CIDR that does not parse fails the policy)`, { where, reason: 'is not a CIDR', regarding: regarding(policy) });
       return null;
     }
-    blocks.addSubnet(ip, Number(prefix), ipFamily(ip) === 4 ? 'ipv4' : 'ipv6');
+    const family = ipFamily(ip);
+    blocks[family].addSubnet(ip, Number(prefix), family === 4 ? 'ipv4' : 'ipv6');
   }
-  // BlockList.check builds a SocketAddress on every call: skipped when no CIDR is given.
-  const cidrs = blocks.rules.length > 0;
-  return ({ endpoint, value }) => exact.has(value) || (cidrs && endpoint.kind === 'ip' && blocks.check(endpoint.ip, ipFamily(endpoint.ip) === 4 ? 'ipv4' : 'ipv6'));
+  // BlockList.check builds a SocketAddress on every call: skipped when no CIDR of the family is given.
+  const cidrs = { 4: blocks[4].rules.length > 0, 6: blocks[6].rules.length > 0 };
+  return ({ endpoint, value }) => {
+    if (exact.has(value)) return true;
+    if (endpoint.kind !== 'ip') return false;
+    const family = ipFamily(endpoint.ip);
+    return cidrs[family] && blocks[family].check(endpoint.ip, family === 4 ? 'ipv4' : 'ipv6');
+  };
 }
 
 function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
@@ -176,6 +183,13 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     } catch (err) {
       if (!(err instanceof ClusterIdUnknown)) throw err;
       keep(`${source}: ${err.message}; its load-balanced host ${host} is not served until it is`, { where: source, reason: err.message });
+      return;
+    }
+    // A long host gives derived names (klb., the geo, the leaf) past DNS's limits: CoreDNS loads them and answers packets clients refuse, or refuses the zone file.
+    const overlong = kuadrant.find((e) => e.dnsName.length > 253 || e.dnsName.split('.').some((label) => label.length > 63));
+    if (overlong !== undefined) {
+      const reason = `the name ${overlong.dnsName.slice(0, 80)}… Kuadrant builds for it is ${overlong.dnsName.length} characters, more than DNS allows (253, and 63 a label)`;
+      keep(`${source}: ${reason}; its host ${host} is not served`, { where: source, reason });
       return;
     }
     const endpoints = servedWithWarnings(kuadrant, source, keep);
