@@ -37,6 +37,7 @@ const BUILTIN_LIKE_HEAD = '. {\n    errors\n';
 /** Fixture files the cases read, written once into the inputs directory. */
 const FILES: Record<string, string> = {
   'unknown-key.yaml': 'domain: c1.example.com\nloadBalancers:\n  api: [10.0.0.10]\n  apiInternal: [10.0.0.20]\n',
+  'inherited-key.yaml': 'domain: c1.example.com\nconstructor: {}\n',
   'bad.yaml': 'domain: c1.example.com\nloadBalancers: {api: [10.0.0.10\n',
   'ttl-list.yaml': 'ttl: [60]\n',
   'tagged.yaml': 'domain: !!binary YzEuZXhhbXBsZS5jb20=\n',
@@ -104,6 +105,7 @@ const CASES: readonly BadInput[] = [
   { what: 'an unknown role', args: () => cluster({}, ['--role', 'master']), message: names('--role', 'master') },
   { what: 'an --api-lb flag on a bootstrap node, which serves no api', args: () => cluster({}, ['--role', 'bootstrap']), message: /--api-lb: is not served by role bootstrap; drop it, or choose the role that serves it: bootstrap serves api-int, \*\.apps$/m },
   { what: '--api-int-lb and --node flags on an apps-only node', args: () => cluster({ '--api-lb': null }, ['--role', 'apps-only', '--node', 'master-0=10.0.0.5']), message: /--api-int-lb, --node: is not served by role apps-only/ },
+  { what: 'a config key every object inherits (constructor)', args: (d) => cluster({}, ['--config', join(d, 'inherited-key.yaml')]), message: /inherited-key\.yaml: constructor: \{\} is not a known setting/ },
   { what: 'an unknown config key', args: (d) => cluster({}, ['--config', join(d, 'unknown-key.yaml')]), message: /unknown-key\.yaml: loadBalancers\.apiInternal: \["10\.0\.0\.20"\] is not a known setting/ },
   { what: 'a config file that is not YAML', args: (d) => cluster({}, ['--config', join(d, 'bad.yaml')]), message: /bad\.yaml: not valid YAML or JSON/ },
   { what: 'a config file with a YAML tag outside the core schema', args: (d) => cluster({}, ['--config', join(d, 'tagged.yaml')]), message: /tagged\.yaml: not valid YAML or JSON: unknown tag/ },
@@ -268,5 +270,22 @@ for (const c of CASES) {
     });
   }
 }
+
+test('an --out that is a directory is refused with exit 2 before anything is written: no zone or weight file beside it', async () => {
+  const dir = await freshDir();
+  await mkdir(join(dir, 'Corefile'));
+  const r = await runLbdns(['render-corefile', '--example', '--gateway-zone', 'gw.example.com', '--out', join(dir, 'Corefile')]);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--out ".*Corefile": is a directory; nothing was written/);
+  assert.equal(await readdir(dir), ['Corefile']);
+});
+
+test('a --dnsmasq-out naming a directory (a trailing slash) is refused with exit 2 before the Corefile is written', async () => {
+  const dir = await freshDir();
+  const r = await runLbdns(['render-corefile', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'Corefile'), '--dnsmasq-out', `${dir}/`]);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--dnsmasq-out ".*\/": names a directory; nothing was written/);
+  assert.equal(await readdir(dir), []);
+});
 
 test.run();

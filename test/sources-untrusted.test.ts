@@ -111,4 +111,15 @@ test('objects are named by kind and namespace/name', () => {
   assert.is(describeObject('node', { name: 'master-0' }), 'node master-0');
 });
 
+
+
+test('thousands of addresses past the limit give one short warning, naming the first 16 dropped and counting the rest', () => {
+  const { warn, warnings } = collector();
+  const ips = Array.from({ length: 3000 }, (_, i) => `10.${Math.floor(i / 250)}.${i % 250}.1`);
+  assert.is(ipsFromApi(ips, WHERE, warn).length, 16);
+  assert.is(warnings.length, 1);
+  assert.ok((warnings[0]?.msg.length ?? 0) < 600, `${warnings[0]?.msg.length} characters`);
+  assert.match(warnings[0]?.msg ?? '', / and 2968 more$/);
+  assert.is((warnings[0]?.fields.dropped as unknown[]).length, 16);
+});
 test.run();

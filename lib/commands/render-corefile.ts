@@ -1,6 +1,7 @@
 import { ConfigError, EXIT, isApiUnreachable, ValidationError } from '../errors.js';
 import { checkDnsmasqListen } from '../render/dnsmasq.js';
 import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
+import { checkOutputPath } from '../sinks/atomic-write.js';
 import { loadRawConfig } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import { renderCorefile } from '../render/corefile.js';
@@ -66,6 +67,8 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
     if (out === undefined || out === '-' || opts.diff) throw new ConfigError(DNSMASQ_OUT_NEEDS_FILE);
     checkDnsmasqListen(state.recordSet.listen);
   }
+  if (out !== undefined && out !== '-' && !opts.diff) await checkOutputPath(out, '--out');
+  if (opts.dnsmasqOut !== undefined) await checkOutputPath(opts.dnsmasqOut, '--dnsmasq-out');
   const gateway = state.spec.gateway && out !== undefined && out !== '-' ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, state.spec.gateway.zones) } : undefined;
   const recordSet = gateway ? { ...state.recordSet, ...gateway } : state.recordSet;
   const text = renderCorefile(recordSet, template.text, template.source);

@@ -1,6 +1,7 @@
 import { EXIT } from '../errors.js';
 import { ConfigError } from '../errors.js';
 import { dnsmasqHostsDir, writeDnsmasq } from '../sinks/dnsmasq-output.js';
+import { checkOutputPath } from '../sinks/atomic-write.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
@@ -16,6 +17,7 @@ export async function renderDnsmasqCommand(opts: RenderDnsmasqOptions): Promise<
   const log = loggerFor(opts.io);
   if (opts.out === undefined || opts.out === '-') throw new ConfigError('--out is required: the drop-in names the hosts directory lbdns keeps beside it, for api-int');
   dnsmasqHostsDir(opts.out, '--out');
+  await checkOutputPath(opts.out, '--out');
   const state = await gatherOnce(opts, opts.cluster, log);
   const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet, state.withheld, '--out');
   log.info(dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: dropIn.path, hosts: hosts.path });

@@ -2,6 +2,7 @@ import { Backoff } from '../kube/backoff.js';
 import { writeFileAtomic } from '../sinks/atomic-write.js';
 import { checkDnsmasqListen } from '../render/dnsmasq.js';
 import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
+import { checkOutputPath } from '../sinks/atomic-write.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
@@ -143,7 +144,11 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   }
   waitingSince = undefined;
   const out = requireOut(ctx.raw);
-  if (opts.dnsmasqOut !== undefined) checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
+  await checkOutputPath(out, '--out');
+  if (opts.dnsmasqOut !== undefined) {
+    checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
+    await checkOutputPath(opts.dnsmasqOut, '--dnsmasq-out');
+  }
   const template = await loadTemplate(ctx.raw.template);
   const events = podEventSink(ctx.kc, log);
   portGuard = new PortGuard({

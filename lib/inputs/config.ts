@@ -78,7 +78,8 @@ function checkShape(path: string, value: unknown, shape: Shape): void {
   } else {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) bad('a map');
     for (const [key, child] of Object.entries(value as object)) {
-      const childShape = shape[key];
+      // Own keys only: `constructor` or `toString` must not find what every object inherits.
+      const childShape = Object.hasOwn(shape, key) ? shape[key] : undefined;
       const where = path ? `${path}.${key}` : key;
       if (childShape === undefined) {
         throw new ValidationError(where, child, 'is not a known setting', `known settings here: ${Object.keys(shape).join(', ')}`);

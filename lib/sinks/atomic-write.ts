@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { WriteError } from '../errors.js';
+import { ConfigError, quote, WriteError } from '../errors.js';
 
 // Hand-written, not write-file-atomic: that neither fsyncs the directory after the rename, keeps
 // an unchanged file untouched, nor reports which step failed, all of which a live Corefile needs.
@@ -126,6 +126,20 @@ interface CurrentFile {
   readonly mode: number;
   readonly uid: number;
   readonly gid: number;
+}
+
+/**
+ * Refuses, before anything is written, an output path that names a directory (or any other
+ * non-file): a command writes several files, and finding this at the last one would leave
+ * the others written.
+ */
+export async function checkOutputPath(target: string, flag: string): Promise<void> {
+  const refuse = (why: string): never => {
+    throw new ConfigError(`${flag} ${quote(target)}: ${why}; nothing was written. Give the path of a file`);
+  };
+  if (target.endsWith('/')) refuse('names a directory');
+  const info = await stat(target).catch((err: unknown) => (errCode(err) === 'ENOENT' ? null : Promise.reject(writeError(target, 'checking the output path', err, 'nothing was written'))));
+  if (info !== null && !info.isFile()) refuse(info.isDirectory() ? 'is a directory' : 'exists and is not a regular file');
 }
 
 async function readCurrent(target: string): Promise<CurrentFile | null> {

@@ -109,9 +109,12 @@ export function distinctCapped<T>(found: readonly Located<T>[], keyOf: (item: T)
   if (kept.length > LIMITS.maxIpsPerName) {
     const total = kept.length;
     const dropped = kept.splice(LIMITS.maxIpsPerName).map(keyOf);
-    warn(`${where}: ${total} distinct entries exceed the limit of ${LIMITS.maxIpsPerName}; ignored the last ${dropped.length}: ${dropped.join(', ')}`, {
+    // Named up to the limit: an object may list thousands, and a warning stays one short line.
+    const named = dropped.slice(0, LIMITS.maxIpsPerName);
+    const more = dropped.length > named.length ? ` and ${dropped.length - named.length} more` : '';
+    warn(`${where}: ${total} distinct entries exceed the limit of ${LIMITS.maxIpsPerName}; ignored the last ${dropped.length}: ${named.join(', ')}${more}`, {
       where,
-      dropped,
+      dropped: named,
     });
   }
   return kept;
