@@ -5,12 +5,12 @@
 import { test } from 'uvu';
 import { freePort } from './support/peers.js';
 import * as assert from 'uvu/assert';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startDnsServer } from './support/dns-server.js';
 import { startDnsmasq, type Dnsmasq } from './support/dnsmasq.js';
-import { API_INT_IP, DOMAIN, LB_CONFIG, startCluster, startMonitor, until } from './support/cluster-fixture.js';
+import { API_INT_IP, DOMAIN, LB_CONFIG, startCluster, startFakeCluster, startMonitor, until } from './support/cluster-fixture.js';
 import { runLbdns } from './support/run-cli.js';
 import { API_VIP, DOMAIN as ON_PREM_DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 
@@ -146,6 +146,29 @@ test('render-corefile --dnsmasq-out with --diff or --out - is refused at once, a
       assert.match(r.stderr, /--dnsmasq-out writes the drop-in beside a Corefile written to a file/);
     }
     assert.equal(await readdir(dir), []);
+  });
+});
+
+test('a drop-in that cannot be written does not hold the monitor back: the Corefile on disk makes it ready, and the drop-in is retried until it can be', async () => {
+  await withDir(async (dir) => {
+    const cluster = await startFakeCluster();
+    const dropIn = join(dir, 'lbdns.conf');
+    // A file where the hosts directory goes: every write of the drop-in's files fails.
+    await writeFile(join(dir, 'lbdns.hosts'), 'in the way\n');
+    const monitor = await startMonitor(cluster, { flags: { listen: '127.0.0.1:5353' }, dnsmasqOut: dropIn });
+    try {
+      await until('the Corefile', async () => (await readFile(cluster.out, 'utf8').catch(() => '')).includes('template'));
+      await until('ready', async () => (await fetch(`http://${monitor.health}/readyz`)).status === 200);
+      const metrics = await (await fetch(`http://${monitor.health}/metrics`)).text();
+      assert.match(metrics, /^lbdns_renders_total\{result="written"\} 1$/m);
+      assert.ok(monitor.logs().some((l) => l.msg === 'Corefile written'));
+      assert.ok(monitor.logs().some((l) => String(l.msg).startsWith('writing the dnsmasq drop-in failed')));
+      await rm(join(dir, 'lbdns.hosts'));
+      await until('the drop-in, at a retry', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes('hostsdir='), 10_000);
+    } finally {
+      await monitor.stop();
+      await cluster.close();
+    }
   });
 });
 

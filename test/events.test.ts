@@ -8,6 +8,8 @@ import { loadKubeConfig } from '../lib/kube/client.js';
 import { createLogger } from '../lib/runtime/log.js';
 import { EVENT_REASONS, kubeEventSink, podFromEnv, type InvolvedObject } from '../lib/runtime/events.js';
 import { readFile } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
 import { dirname, join } from 'node:path';
 import { captured, dnsRecord, DNSRECORD_NS, startCluster, startMonitor, until, type ClusterFixture } from './support/cluster-fixture.js';
 import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
@@ -182,6 +184,28 @@ test('a DNSPolicy whose excludeAddresses holds a CIDR that does not parse is not
     assert.match(event?.message ?? '', /spec\.excludeAddresses\[0\]: "10\.0\.0\.0\/33" is not a CIDR; policy not applied/);
     assert.not.match(await readFile(zoneFile, 'utf8'), `app.${ZONE}`);
   });
+});
+
+test('close() gives up on Events an API server never answers after closeWithinMs, so shutdown stays inside the grace period', async () => {
+  const sockets: Socket[] = [];
+  const silent = createServer((socket) => sockets.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const stderr = captured();
+  try {
+    const kc = new KubeConfig();
+    const { port } = silent.address() as AddressInfo;
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 'x' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const sink = kubeEventSink({ kc, pod: POD, log: createLogger(stderr.stream, 'debug'), closeWithinMs: 300 });
+    sink.emit({ type: 'Warning', reason: 'WatchFailed', message: 'watching nodes failed' });
+    await until('the request reached the server', async () => sockets.length > 0);
+    const started = Date.now();
+    await sink.close();
+    assert.ok(Date.now() - started < 2000, `close() took ${Date.now() - started} ms`);
+    assert.match(stderr.text(), /Events still being sent at shutdown were left unsent/);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
 });
 
 test.run();

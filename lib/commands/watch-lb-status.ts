@@ -183,18 +183,14 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       log.error('render failed; the Corefile on disk is kept', { error: (err as Error).message });
       return false;
     }
-    metrics.recordsServed.set({ kind: 'lb' }, state.totals.addresses);
-    metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
-    metrics.namesServed.reset();
-    for (const [source, count] of state.totals.names) metrics.namesServed.set({ source }, count);
     // writeFileAtomic compares with the bytes on disk, so a file changed behind lbdns's back is
     // put right at the next computation, and an unchanged one is not touched.
     let written: boolean;
-    let zonesWritten = false;
+    let dataWritten = false;
     try {
       if (gatewayFiles) {
-        await writeWeightFile(gatewayFiles.weightFile, recordSet.weights ?? []);
-        zonesWritten = (await writeZoneFiles(recordSet, zones)).some((w) => w.written);
+        const weights = await writeWeightFile(gatewayFiles.weightFile, recordSet.weights ?? []);
+        dataWritten = (await writeZoneFiles(recordSet, zones)).some((w) => w.written) || weights.written;
       }
       ({ written } = await writeFileAtomic(out, text));
     } catch (err) {
@@ -203,6 +199,23 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       log.error('writing the Corefile failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
       return false;
     }
+    // The Corefile, which holds the set, is on disk: what is served is counted, and the monitor is ready, whatever becomes of the drop-in.
+    metrics.recordsServed.set({ kind: 'lb' }, state.totals.addresses);
+    metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
+    metrics.namesServed.reset();
+    for (const [source, count] of state.totals.names) metrics.namesServed.set({ source }, count);
+    metrics.corefileOutOfDate.set(0);
+    metrics.renders.inc({ result: written || dataWritten ? 'written' : 'unchanged' });
+    if (written || dataWritten) {
+      metrics.lastChange.set(Date.now() / 1000);
+      // A change of Gateway addresses or weights alone rewrites their files only: CoreDNS is not reloaded.
+      log.info(written ? 'Corefile written' : 'Gateway zone and weight files written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: whyNotServed(state.spec, state), ...(state.notes.length > 0 ? { notes: state.notes } : {}) });
+    }
+    lastSet = state.recordSet;
+    withheld = state.withheld;
+    onDisk = true;
+    vipOwners?.check(state);
+    metrics.ready.set(1);
     if (opts.dnsmasqOut !== undefined) {
       // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
       try {
@@ -211,23 +224,10 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
         if (drop.hosts.written) log.info("dnsmasq's api-int hosts file written", { path: drop.hosts.path });
       } catch (err) {
         log.error('writing the dnsmasq drop-in failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
-        // The Corefile, which holds the set, is written.
         return true;
       }
     }
     writeRetry.succeeded();
-    metrics.corefileOutOfDate.set(0);
-    metrics.renders.inc({ result: written || zonesWritten ? 'written' : 'unchanged' });
-    if (written || zonesWritten) {
-      metrics.lastChange.set(Date.now() / 1000);
-      // A change of Gateway addresses alone rewrites zone files only: CoreDNS is not reloaded.
-      log.info(written ? 'Corefile written' : 'Gateway zone files written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: whyNotServed(state.spec, state), ...(state.notes.length > 0 ? { notes: state.notes } : {}) });
-    }
-    lastSet = state.recordSet;
-    withheld = state.withheld;
-    onDisk = true;
-    vipOwners?.check(state);
-    metrics.ready.set(1);
     return true;
   };
 

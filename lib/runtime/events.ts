@@ -78,6 +78,8 @@ export interface KubeEventSinkOptions {
   /** Distinct Events remembered for counting; default 256. */
   readonly maxKeys?: number;
   readonly now?: () => number;
+  /** Longest close() waits for Events still being sent; default 5 s, well inside the kubelet's 30 s grace period. */
+  readonly closeWithinMs?: number;
 }
 
 interface Entry {
@@ -168,7 +170,17 @@ class KubeEventSink implements EventSink {
       entry.timer = undefined;
       if (!entry.busy && entry.count > entry.sentCount) this.track(this.patch(entry));
     }
-    while (this.inflight.size > 0) await Promise.all([...this.inflight]);
+    // An API server that takes the connection and never answers must not hold the pod past its grace period.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.opts.closeWithinMs ?? 5000);
+    });
+    const drained = (async () => {
+      while (this.inflight.size > 0) await Promise.all([...this.inflight]);
+    })();
+    const outcome = await Promise.race([drained, late]);
+    clearTimeout(timer);
+    if (outcome === 'late') this.opts.log.warn('Events still being sent at shutdown were left unsent: the API server did not answer', { unsent: this.inflight.size });
   }
 
   private nameFor(now: number): string {
