@@ -393,6 +393,21 @@ test("an Unmanaged ingress controller's DNSRecord is printed for the admin at it
   }
 });
 
+test("the default ingress DNSRecord's *.apps is printed once, as the ingress LB's records, and named-checkzone loads the zone", async () => {
+  const cluster = await startCluster();
+  try {
+    await cluster.server.create(dnsRecord('default-wildcard', { dnsName: `*.apps.${CLUSTER_DOMAIN}.`, recordType: 'CNAME', targets: ['router.elb.example.net'] }));
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    const apps = recordLines(r.stdout).filter((l) => l.startsWith(`*.apps.${CLUSTER_DOMAIN}. `));
+    assert.ok(apps.length > 0 && apps.every((l) => / IN A /.test(l)), r.stdout);
+    const zone = await checkZone(CLUSTER_DOMAIN, r.stdout.split('\n').filter((l) => !l.startsWith('$')).join('\n'));
+    assert.is(zone.code, 0, `${zone.stdout}${zone.stderr}`);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('--names picks what is printed; by default the DNSRecords come after api, api-int and *.apps', async () => {
   const cluster = await startCluster();
   try {

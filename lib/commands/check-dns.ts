@@ -9,7 +9,7 @@ import { validateDnsName } from '../grammar/validate.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
-import { parseRecordNames, RECORD_NAME_LB } from './record-names.js';
+import { dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
 
 
 const CHECK_OUTPUTS = ['table', 'json'] as const;
@@ -140,7 +140,8 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
       continue;
     }
     if (check === 'dnsrecords') {
-      for (const r of [...state.unmanaged, ...state.spec.extraRecords]) {
+      const checked = new Set(known.filter((k) => wanted.some((w) => w !== 'dnsrecords' && w !== 'gateway' && RECORD_NAME_LB[w] === k.lb)).map((k) => k.name));
+      for (const r of dnsRecordsBeside([...state.unmanaged, ...state.spec.extraRecords], checked)) {
         const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname))))).flat())].sort();
         if (expected.length === 0) {
           skipped.push({ name: r.name, reason: `not checked: ${r.source} has no usable target` });

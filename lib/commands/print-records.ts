@@ -5,7 +5,7 @@ import { dnsServerAddress } from '../grammar/host-port.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
-import { parseRecordNames, RECORD_NAME_LB } from './record-names.js';
+import { dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
 
 export interface PrintRecordsOptions extends CommandInputs {
   readonly format: string;
@@ -44,7 +44,8 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
   const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false });
   const lbs = new Set(wanted.flatMap((n) => (n === 'dnsrecords' || n === 'gateway' ? [] : [RECORD_NAME_LB[n]])));
   const lbGroups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname }).filter((g) => lbs.has(g.lb));
-  const dnsRecordGroups = wanted.includes('dnsrecords') ? planDnsRecordGroups({ managed: state.spec.extraRecords, unmanaged: state.unmanaged }, state.resolutions, state.spec.ttl) : [];
+  const printed = new Set(lbGroups.map((g) => g.name));
+  const dnsRecordGroups = wanted.includes('dnsrecords') ? planDnsRecordGroups({ managed: dnsRecordsBeside(state.spec.extraRecords, printed), unmanaged: dnsRecordsBeside(state.unmanaged, printed) }, state.resolutions, state.spec.ttl) : [];
   const gatewayGroups = wanted.includes('gateway') ? planGatewayGroups(state.gateway.served, state.recordSet.names, state.spec.ttl) : [];
   const groups = [...lbGroups, ...dnsRecordGroups, ...gatewayGroups];
   const left = groups.filter((g) => g.records.length === 0);

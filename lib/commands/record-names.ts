@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import type { LbName } from '../model.js';
+import type { ExtraRecord, LbName } from '../model.js';
 
 /** The names print-records prints and check-dns checks, as `--names` selects them. */
 export const RECORD_NAMES = ['api', 'api-int', 'apps', 'dnsrecords', 'gateway'] as const;
@@ -16,4 +16,13 @@ export function parseRecordNames(value: string | undefined, command: string): Re
   for (const n of names) if (!(RECORD_NAMES as readonly string[]).includes(n)) throw new ValidationError('--names', n, `is not a name ${command} knows`, hint);
   if (names.length === 0) throw new ValidationError('--names', value, 'is empty', hint);
   return RECORD_NAMES.filter((n) => names.includes(n));
+}
+
+/**
+ * The ingress DNSRecords beside the LB names also asked for: an LB's name goes with its LB
+ * alone, as the Corefile serves it (the default ingress DNSRecord names *.apps for the router
+ * LB, which would give *.apps twice, or a CNAME beside its A records).
+ */
+export function dnsRecordsBeside(records: readonly ExtraRecord[], lbNames: ReadonlySet<string>): ExtraRecord[] {
+  return records.filter((r) => !lbNames.has(r.name));
 }
