@@ -17,9 +17,9 @@ import { API_VIP, DOMAIN as ON_PREM_DOMAIN, INGRESS_VIP, withOnPrem } from './su
 const CLUSTER = ['--domain', 'c1.example.com', '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--api-int-lb', 'fd00::20', '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2'];
 
 /** dnsmasq answering on 127.0.0.1 with only the drop-in: no resolv.conf, no /etc/hosts, no cache (as the on-prem layout runs it). */
-async function startDropInDnsmasq(dropIn: string, probe = 'api-int.c1.example.com'): Promise<Dnsmasq> {
+async function startDropInDnsmasq(dropIn: string, probe = 'api-int.c1.example.com', extra: readonly string[] = []): Promise<Dnsmasq> {
   const port = await freePort();
-  return startDnsmasq([`--conf-file=${dropIn}`, '--no-resolv', '--no-hosts', '--cache-size=0', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--pid-file='], port, probe);
+  return startDnsmasq([`--conf-file=${dropIn}`, '--no-resolv', '--no-hosts', '--cache-size=0', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--pid-file=', ...extra], port, probe);
 }
 
 async function withDir<T>(body: (dir: string) => Promise<T>): Promise<T> {
@@ -70,19 +70,22 @@ test('with CoreDNS down, dnsmasq answers every other type of api-int at once wit
   });
 });
 
-test("with CoreDNS up, dnsmasq sends the cluster's other names to it", async () => {
+test("with CoreDNS up, dnsmasq sends the cluster's other names to it, and a short node name", async () => {
   await withDir(async (dir) => {
     const coredns = await startDnsServer();
     const dnsmasqConf = join(dir, 'lbdns.conf');
     try {
       coredns.set('x.apps.c1.example.com', { A: ['10.0.1.30'] });
+      coredns.set('master-0', { A: ['10.0.0.5'] });
       const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--listen', coredns.address, '--out', dnsmasqConf]);
       assert.is(r.code, 0, r.stderr);
-      const dnsmasq = await startDropInDnsmasq(dnsmasqConf);
+      // A default server, as NetworkManager's upstreams are on a node: dnsmasq 2.90 refuses a bare name, server=// or not, without one. Nothing listens there.
+      const dnsmasq = await startDropInDnsmasq(dnsmasqConf, undefined, ['--server=127.0.0.2#9']);
       try {
         assert.equal(await dnsmasq.resolver.resolve4('x.apps.c1.example.com'), ['10.0.1.30']);
         assert.ok(coredns.queries('x.apps.c1.example.com', 'A') >= 1);
         assert.is(coredns.queries('api-int.c1.example.com'), 0, 'api-int stays with dnsmasq');
+        assert.equal(await dnsmasq.resolver.resolve4('master-0'), ['10.0.0.5']);
       } finally {
         await dnsmasq.stop();
       }

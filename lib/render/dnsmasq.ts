@@ -38,6 +38,8 @@ export function renderDnsmasq(recordSet: RecordSet, hostsDir: string, apiIntWith
     `hostsdir=${hostsDir}`,
     `local-ttl=${ttl}`,
     `server=/${domain}/${coredns}`,
+    // A bare name (no dot) too: CoreDNS answers short node names (master-0) from its hosts plugin and forwards the rest.
+    `server=//${coredns}`,
   ];
   return `${lines.join('\n')}\n`;
 }
