@@ -235,4 +235,19 @@ test('a failed resolve leaves no query running that keeps the process alive', as
   assert.ok(lingered < 1000, `the child lingered ${Math.round(lingered)} ms after its resolve failed`);
 });
 
+test('servers given as a function are asked at each resolution: a new resolv.conf reaches the next lookup', async () => {
+  const other = await startDnsServer();
+  try {
+    dns.set('moving.lb.test', { A: ['192.0.2.21'] });
+    other.set('moving.lb.test', { A: ['192.0.2.22'] });
+    let servers = [dns.address];
+    const r = new HostResolver({ servers: () => servers, timeoutMs: 150, retries: 0 });
+    assert.equal((await r.resolve('moving.lb.test')).v4, ['192.0.2.21']);
+    servers = [other.address];
+    assert.equal((await r.resolve('moving.lb.test')).v4, ['192.0.2.22']);
+  } finally {
+    await other.close();
+  }
+});
+
 test.run();

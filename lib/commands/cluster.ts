@@ -206,7 +206,8 @@ export interface PipelineOptions {
   readonly log: Logger;
   readonly metrics?: Metrics;
   readonly events?: EventSink;
-  readonly dnsServers: readonly string[] | undefined;
+  /** Asked at each resolution when a function: the servers follow resolv.conf. */
+  readonly dnsServers: readonly string[] | (() => readonly string[] | undefined) | undefined;
   readonly sink: MonitorOptions['sink'];
 }
 

@@ -234,14 +234,18 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const nodeName = opts.nodeName ?? process.env.NODE_NAME;
   if (ctx.identity.onPrem !== undefined && nodeName === undefined) log.warn('NODE_NAME is not set: this node does not record itself as a VIP owner in HostedNetServices status');
   vipOwners = ctx.identity.onPrem !== undefined && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiInt?.report()) : undefined;
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink });
+  let lbServers = lbResolvers(ctx.raw, ctx.spec);
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: () => lbServers, sink });
   started = monitor;
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
 
   const resolvConf = ctx.raw.upstreams === undefined ? (ctx.raw.resolvConf ?? DEFAULT_RESOLV_CONF) : undefined;
   const onResolvConf = async () => {
     try {
-      monitor.updateLocal(await specFromRaw({ ...ctx.raw, domain: ctx.spec.domain }, log));
+      const spec = await specFromRaw({ ...ctx.raw, domain: ctx.spec.domain }, log);
+      // The upstreams are who lbdns asks for LB host names too, unless --dns-server names others.
+      lbServers = lbResolvers(ctx.raw, spec);
+      monitor.updateLocal(spec);
       log.info('resolv.conf changed; upstreams re-read', { path: resolvConf });
     } catch (err) {
       log.error('resolv.conf changed but is unusable; keeping the previous upstreams', { path: resolvConf, error: (err as Error).message });

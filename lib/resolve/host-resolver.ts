@@ -19,8 +19,8 @@ export interface RetryInfo {
 }
 
 export interface ResolverOptions {
-  /** 'IP', 'IP:PORT', '[IPv6]:PORT'. Default (undefined or empty): the system's resolvers. */
-  servers?: readonly string[];
+  /** 'IP', 'IP:PORT', '[IPv6]:PORT'. Default (undefined or empty): the system's resolvers. A function is asked at each resolution: the servers may change (resolv.conf). */
+  servers?: readonly string[] | (() => readonly string[] | undefined);
   /** Per attempt. Default 2000. */
   timeoutMs?: number;
   /** How many times a transient failure (SERVFAIL, timeout, refused) is retried with backoff. Default 3. */
@@ -68,14 +68,23 @@ interface FamilyAnswer {
  * finished call never keeps the process alive.
  */
 export class HostResolver {
-  private readonly servers: readonly string[] | undefined;
+  private readonly servers: () => readonly string[] | undefined;
   private readonly timeoutMs: number;
   private readonly retries: number;
   private readonly minRetryDelayMs: number;
   private readonly onRetry: ((info: RetryInfo) => void) | undefined;
 
   constructor(opts: ResolverOptions = {}) {
-    this.servers = opts.servers && opts.servers.length > 0 ? opts.servers.map(parseDnsServer) : undefined;
+    const given = opts.servers;
+    if (typeof given === 'function') {
+      this.servers = () => {
+        const now = given();
+        return now && now.length > 0 ? now.map(parseDnsServer) : undefined;
+      };
+    } else {
+      const fixed = given && given.length > 0 ? given.map(parseDnsServer) : undefined;
+      this.servers = () => fixed;
+    }
     this.timeoutMs = opts.timeoutMs ?? 2000;
     this.retries = opts.retries ?? 3;
     this.minRetryDelayMs = opts.minRetryDelayMs ?? 200;
@@ -93,7 +102,8 @@ export class HostResolver {
     // Loaded on first use: a render from IP literals resolves nothing.
     const { Resolver } = await import('node:dns/promises');
     const resolver = new Resolver({ timeout: this.timeoutMs, tries: 1 });
-    if (this.servers) resolver.setServers(this.servers);
+    const servers = this.servers();
+    if (servers) resolver.setServers(servers);
     const asked = resolver.getServers().join(', ') || 'the system resolvers';
     const stop = new AbortController();
     const cancel = () => {
