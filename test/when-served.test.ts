@@ -70,4 +70,15 @@ test('a 404 a probe still meets later (the CRD removed) empties the collection a
   });
 });
 
+test('after a 404 for a moment, watches refused for a while (429) hold nothing up: the collection stays synced with the objects it held', async () => {
+  await withWatched(async (c, w) => {
+    c.server.failNext({ verb: 'watch' }, 404);
+    c.server.failNext({ verb: 'watch' }, 429, 1000);
+    c.server.closeWatches();
+    await until('a refused watch after the probe', () => c.server.requests.filter((r) => r.watch && r.status === 429).length >= 2, 5000);
+    assert.ok(w.synced());
+    assert.equal(w.items().map((i) => i.metadata?.name), ['master-0']);
+  });
+});
+
 test.run();

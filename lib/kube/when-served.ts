@@ -34,6 +34,8 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
   let probing = false;
   /** What the watch held when it met 404, served until a probe says the CRD is gone; undefined once read as absent. */
   let kept: T[] | undefined;
+  /** Listed once, or read as absent: from then on, what was read is served while a new watch lists. */
+  let read = false;
 
   /** Bumped by each 404: a watch started before it is stale once it has started. */
   let generation = 0;
@@ -64,6 +66,7 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
     generation += 1;
     const was = inner;
     inner = undefined;
+    if (was?.synced() === true) read = true;
     kept = was?.items() ?? kept ?? [];
     await was?.stop();
     if (!stopped) probeEvery();
@@ -76,10 +79,8 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
       clearInterval(timer);
       timer = undefined;
       if (kept === undefined) opts.onServed();
-      const at = generation;
+      // What it held stays served (kept) until the new watch has listed: a watch refused for a while must not hold up the other sources.
       await watch();
-      // Unless a 404 came while the watch started, which keeps what it held for the next probe.
-      if (at === generation) kept = undefined;
     } catch (err) {
       if (!notFound(err)) opts.onProbeFailed(err as Error);
       else if (kept !== undefined) absent();
@@ -94,13 +95,20 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
   );
   if (servedAtStart) await watch();
   else {
+    read = true;
     absent();
     probeEvery();
   }
+  const listed = (): boolean => {
+    if (inner?.synced() !== true) return false;
+    kept = undefined;
+    read = true;
+    return true;
+  };
   return {
     name: opts.name,
-    items: () => inner?.items() ?? kept ?? [],
-    synced: () => inner?.synced() ?? true,
+    items: () => (listed() ? (inner as WatchedCollection<T>).items() : (kept ?? (read ? [] : (inner?.items() ?? [])))),
+    synced: () => inner === undefined || listed() || read,
     lastError: () => inner?.lastError(),
     stop: async () => {
       stopped = true;
