@@ -175,4 +175,17 @@ test('on-prem, the monitor moves api-int to the address HostedNetServices asks f
   });
 });
 
+test('on-prem, print-records prints api-int where a node would serve it: a move a kube-apiserver answers, not the VIP', async () => {
+  const port = await apiServer(200, `api-int.${DOMAIN}`);
+  await withOnPrem({ switches: true }, async (c) => {
+    const kubeconfig = parseYaml(await readFile(c.kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
+    for (const entry of kubeconfig.clusters) entry.cluster['certificate-authority-data'] = Buffer.from(`${c.server.ca}${ca.cert}`).toString('base64');
+    await writeFile(c.kubeconfig, toYaml(kubeconfig));
+    await c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.1' }));
+    const r = await runLbdns(['print-records', c.kubeconfig, '--api-port', String(port), '--names', 'api-int', '--format', 'json', '--upstream', '10.0.0.2']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { value: string }[]).map((x) => x.value), ['127.0.0.1']);
+  });
+});
+
 test.run();

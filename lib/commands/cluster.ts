@@ -241,7 +241,11 @@ async function apiIntGate(ctx: ClusterContext, log: Logger, schedule: () => void
         : probeApiServer({ ip, port, serverName, ca, timeoutMs: 3000 }),
     log,
     onSwitch: schedule,
-    onFailure: (reason) => metrics?.apiIntMoveFailures.inc({ reason }),
+    onFailure: (reason) => {
+      metrics?.apiIntMoveFailures.inc({ reason });
+      // A move not proven settles what a one-shot command waits for (Monitor.whenComplete).
+      schedule();
+    },
   });
 }
 

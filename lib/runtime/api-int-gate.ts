@@ -67,6 +67,11 @@ export class ApiIntGate {
     return this.current === VIP ? vips : [{ kind: 'ip', ip: this.current }];
   }
 
+  /** No move asked for is waiting on its first probe: a one-shot command's answer is the one a node would serve. */
+  settled(): boolean {
+    return this.wanted === this.current || this.lastFailure !== undefined;
+  }
+
   /** For /readyz and display: what api-int serves and, while a move waits, why. */
   describe(): string {
     const served = this.current === VIP ? VIP : this.current;

@@ -154,7 +154,7 @@ export class Monitor {
    * reason, not a timeout.
    */
   async whenComplete(timeoutMs: number): Promise<DesiredState> {
-    const done = () => (this.latest?.complete && this.synced() ? this.latest : undefined);
+    const done = () => (this.latest?.complete && this.synced() && (this.opts.apiInt?.settled() ?? true) ? this.latest : undefined);
     const first = done();
     if (first) return first;
     const firstDenied = this.accessDenied() ?? this.failure;
