@@ -564,4 +564,19 @@ test("display --gateway-zone prints each DNSPolicy's endpoints as a Kuadrant DNS
   }
 });
 
+test("a tenant's CNAME target that never answers holds nothing back: another Gateway's name is served within its usual time", async () => {
+  await withGatewayMonitor(async ({ c, upstream }) => {
+    upstream.fail('blackhole.example.org', 'timeout');
+    const zoneFile = join(c.dir, `${ZONE}.zone`);
+    const stalled = `stalled.${ZONE}`;
+    await c.server.create(kuadrantRecord('stalled', stalled, [{ dnsName: stalled, recordType: 'CNAME', targets: ['blackhole.example.org'] }]));
+    await sleep(300);
+    const started = Date.now();
+    await c.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.1' }]));
+    await c.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    await until('the Gateway name in the zone file', async () => (await readFile(zoneFile, 'utf8').catch(() => '')).includes(`${APP}. 60 IN A 192.0.2.1`), 3000);
+    assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+  });
+});
+
 test.run();

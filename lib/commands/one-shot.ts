@@ -47,7 +47,7 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   // One --wait-timeout for the whole command, not one for reading the cluster and another for the data.
   const deadline = Date.now() + cluster.waitTimeoutMs;
   const ctx = await prepareCluster(inputs, cluster, log, opts);
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink: async () => undefined });
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink: async () => undefined, oneShot: true });
   try {
     const state = await monitor.whenComplete(Math.max(0, deadline - Date.now()));
     logNotServed(log, state.spec, state);

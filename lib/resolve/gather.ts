@@ -2,14 +2,20 @@ import { ROLE_TRAITS, type ClusterSpec, type Resolution } from '../model.js';
 import type { HostResolver } from './host-resolver.js';
 import { acceptGatewayNames } from './gateway-names.js';
 
-/** Every hostname the role serves (its LBs, extra records and Gateway CNAME targets on control planes), each once, sorted. */
-export function hostnamesOf(spec: ClusterSpec): string[] {
+/** The hostnames of the cluster's own names the role serves (its LBs and extra records), each once, sorted. */
+export function clusterHostnamesOf(spec: ClusterSpec): string[] {
   const names = new Set<string>();
   const extras = ROLE_TRAITS[spec.role].clusterNames ? spec.extraRecords.flatMap((r) => r.targets) : [];
   const targets = [...ROLE_TRAITS[spec.role].serves.flatMap((lb) => spec.lbs[lb]), ...extras];
   for (const t of targets) if (t.kind === 'hostname') names.add(t.hostname);
-  for (const h of acceptGatewayNames(spec).external) names.add(h);
   return [...names].sort();
+}
+
+/** Every hostname the role serves: the cluster's own and the Gateway names' CNAME targets outside the zones, each once, sorted. */
+export function hostnamesOf(spec: ClusterSpec): string[] {
+  const external = acceptGatewayNames(spec).external;
+  if (external.length === 0) return clusterHostnamesOf(spec);
+  return [...new Set([...clusterHostnamesOf(spec), ...external])].sort();
 }
 
 /** One-shot resolution: all hostnames in parallel; the first failure fails the whole render. */

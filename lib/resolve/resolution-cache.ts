@@ -157,9 +157,11 @@ export class ResolutionCache {
   }
 
   /** Resolves once every current hostname, including ones added meanwhile, has had its first attempt, successful or not. */
-  async settled(): Promise<void> {
+  /** Every current hostname (of `only`, when given) has had its first attempt. */
+  async settled(only?: readonly string[]): Promise<void> {
     for (;;) {
-      const waiting = [...this.entries.values()].filter((entry) => !entry.attempted);
+      const entries = only === undefined ? [...this.entries.values()] : only.flatMap((h) => this.entries.get(h) ?? []);
+      const waiting = entries.filter((entry) => !entry.attempted);
       if (waiting.length === 0) return;
       await Promise.all(waiting.map((entry) => entry.firstAttempt));
     }

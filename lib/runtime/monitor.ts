@@ -2,7 +2,7 @@ import { applyClusterData, lbDisagreements, type LbDisagreement, type LocalSays 
 import type { ClusterSources } from '../sources/cluster-sources.js';
 import { apiIntRollout, type ApiIntRollout } from '../sources/hosted-net-services.js';
 import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from '../errors.js';
-import { hostnamesOf } from '../resolve/gather.js';
+import { clusterHostnamesOf, hostnamesOf } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import type { ApiIntGate } from './api-int-gate.js';
 import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type NameRecord, type NodeApiInt, type RecordSet, type Resolution } from '../model.js';
@@ -13,7 +13,7 @@ import type { Refusal } from '../resolve/gateway-names.js';
 export interface Resolutions {
   setHostnames(hostnames: Iterable<string>): void;
   snapshot(): ReadonlyMap<string, Resolution>;
-  settled(): Promise<void>;
+  settled(only?: readonly string[]): Promise<void>;
   pending(): ReadonlyMap<string, ResolveError>;
   stop(): void;
 }
@@ -69,6 +69,12 @@ export interface MonitorOptions {
   readonly onRefused?: (refusal: Refusal) => void;
   /** The names the files on disk served at the start: see BuildOptions.servedBefore. */
   readonly servedBefore?: readonly NameRecord[];
+  /**
+   * A one-shot command's single state waits for every hostname's first answer, tenants' CNAME
+   * targets included (within its --wait-timeout); a long-running monitor waits only for those of
+   * the cluster's own names.
+   */
+  readonly settleEveryHostname?: boolean;
 }
 
 /** whenComplete() gave up because the monitor was stopped. */
@@ -294,9 +300,11 @@ export class Monitor {
     // A flag for api-int wins over the cluster, a move asked in the cluster over the VIP once verified.
     const spec = this.opts.apiInt && data && !localSays.lbs.has('api-int') ? { ...merged, lbs: { ...merged.lbs, 'api-int': this.opts.apiInt.select(data.apiIntAddress, merged.lbs['api-int']) } } : merged;
     resolutions.setHostnames(hostnamesOf(spec));
-    // A new hostname gets its first answer before the state is built, so replacing one LB
-    // hostname by another never serves the name empty in between.
-    await resolutions.settled();
+    // A new hostname of the cluster's own names gets its first answer before the state is
+    // built, so replacing one LB hostname by another never serves the name empty in between.
+    // Not a tenant's CNAME target: one that never answers would hold every change back by its
+    // timeouts, and a Gateway name keeps its previous records while its target is unresolved.
+    await resolutions.settled(this.opts.settleEveryHostname === true ? undefined : clusterHostnamesOf(spec));
     if (this.stopped) return;
     const snapshot = resolutions.snapshot();
     if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
