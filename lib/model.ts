@@ -189,10 +189,6 @@ export interface Resolution {
 export interface NameRecord {
   /** Absolute name without the trailing dot; `*.apps.example.com` for a wildcard. */
   readonly name: string;
-  /** The zone the CoreDNS `template` block is scoped to (the name, or the wildcard's parent). */
-  readonly zone: string;
-  /** Anchored RE2 regex matching the query names this record answers (lower case, with trailing dot). */
-  readonly match: string;
   readonly v4: readonly string[];
   readonly v6: readonly string[];
   /** `api`, `api-int`, `ingress`, or an ExtraRecord's source. */

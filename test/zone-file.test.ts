@@ -12,7 +12,7 @@ import { checkCorefile } from '../lib/render/corefile-check.js';
 import { formatZoneFile, nextSerial, parseZoneFile, splitByZone, zoneOf, zoneRecords } from '../lib/render/zone-file.js';
 import { writeZoneFile } from '../lib/sinks/zone-file-output.js';
 
-const record = (name: string, fields: Partial<NameRecord> = {}): NameRecord => ({ name, zone: name, match: '', v4: [], v6: [], source: 'test', ...fields });
+const record = (name: string, fields: Partial<NameRecord> = {}): NameRecord => ({ name, v4: [], v6: [], source: 'test', ...fields });
 
 test('a name belongs to the longest zone it lies in; a wildcard to the zone of its parent', () => {
   const zones = ['gw.example.net', 'eu.gw.example.net'];

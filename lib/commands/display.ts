@@ -4,6 +4,7 @@ import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
 import { whyNotServed } from '../resolve/record-set.js';
+import { templateNames } from '../render/template-blocks.js';
 
 export interface DisplayOptions extends CommandInputs {
   readonly cluster?: ClusterFlags | undefined;
@@ -34,7 +35,7 @@ export async function displayCommand(opts: DisplayOptions): Promise<number> {
   const view = {
     spec: state.spec,
     resolutions: Object.fromEntries(state.resolutions),
-    recordSet: state.recordSet,
+    recordSet: { ...state.recordSet, names: templateNames(state.recordSet.names) },
     notServed: whyNotServed(state.spec, state),
     notes: state.notes,
     unmanaged: state.unmanaged,

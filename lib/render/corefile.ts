@@ -2,8 +2,8 @@ import { createContext, Script, type Context } from 'node:vm';
 import { Eta } from 'eta';
 import { checkCorefile } from './corefile-check.js';
 import { RenderError } from '../errors.js';
-import type { RecordSet } from '../model.js';
-import { templateBlocks, type TemplateBlock } from './template-blocks.js';
+import type { NameRecord, RecordSet } from '../model.js';
+import { templateBlocks, templateNames, type TemplateBlock, type TemplateName } from './template-blocks.js';
 import { negativeSoa } from './zone-file.js';
 import { splitByZone } from './zone-file.js';
 
@@ -97,7 +97,7 @@ function runtimeError(source: string, err: unknown): RenderError {
  * that answers nothing gives in its authority section (`negativeSoa`), so resolvers cache the
  * empty answer (RFC 2308) as they do a Gateway zone's.
  */
-export type CorefileData = RecordSet & { readonly templates: readonly TemplateBlock[]; readonly zones: readonly { readonly zone: string; readonly file: string }[]; readonly negativeSoa: string };
+export type CorefileData = Omit<RecordSet, 'names'> & { readonly names: readonly NameRecord[] | readonly TemplateName[]; readonly templates: readonly TemplateBlock[]; readonly zones: readonly { readonly zone: string; readonly file: string }[]; readonly negativeSoa: string };
 
 /** The Gateway zones with their files; a record set with zones must say where the files are. */
 function zonesOf(recordSet: RecordSet): CorefileData['zones'] {
@@ -117,7 +117,9 @@ export function renderCorefile(recordSet: RecordSet, template: string, source: s
   let text: string;
   const fn = compile(template, source);
   const { rest } = splitByZone(recordSet.names, recordSet.gatewayZones ?? []);
-  const data: CorefileData = { ...recordSet, templates: templateBlocks(rest, recordSet.ttl), zones: zonesOf(recordSet), negativeSoa: negativeSoa(recordSet.domain) };
+  // An admin's template may read it.names with each block's zone and match; the built-in one reads it.templates.
+  const names = source === 'builtin' ? recordSet.names : templateNames(recordSet.names);
+  const data: CorefileData = { ...recordSet, names, templates: templateBlocks(rest, recordSet.ttl), zones: zonesOf(recordSet), negativeSoa: negativeSoa(recordSet.domain) };
   try {
     // The built-in template is lbdns's own code: only an admin's template runs under the limit.
     text = source === 'builtin' ? fn.call(eta, data, {}) : withinTimeLimit(() => fn.call(eta, data, {}));

@@ -2,7 +2,7 @@ import { LIMITS, type NameRecord, type Resolution, type WeightBlock } from '../m
 import { coreDnsWeights, GatewayAnswers, type AcceptedGatewayNames, type GatewayAnswer, type Refusal } from './gateway-names.js';
 import { KeptOrder } from './kept-order.js';
 import { countByKind, type ServedTotals } from './source-kind.js';
-import { compareSpecificity, matchFor, specificityOrder } from './specificity.js';
+import { compareSpecificity, specificityOrder } from './specificity.js';
 
 export interface GatewayRecords {
   /** The served records, in specificity order. */
@@ -27,11 +27,10 @@ type Entry =
 
 function made(name: string, source: string, answer: GatewayAnswer): Entry & { kind: 'answered' } {
   const chained = answer.chain.length > 0;
-  const { zone, match } = matchFor(name);
   // Written out, not spread: one of these per name, and a spread copy is a slower, larger object.
   const record: NameRecord = chained
-    ? { name, zone, match, v4: answer.v4, v6: answer.v6, source, chain: answer.chain, addressOwner: answer.owner, addressTtl: answer.ttl }
-    : { name, zone, match, v4: answer.v4, v6: answer.v6, source, chain: answer.chain, addressTtl: answer.ttl };
+    ? { name, v4: answer.v4, v6: answer.v6, source, chain: answer.chain, addressOwner: answer.owner, addressTtl: answer.ttl }
+    : { name, v4: answer.v4, v6: answer.v6, source, chain: answer.chain, addressTtl: answer.ttl };
   const owner = chained ? answer.owner : name;
   return { kind: 'answered', record, served: { name, source }, weightBlock: answer.weights && !owner.startsWith('*.') ? coreDnsWeights(owner, answer.weights) : undefined };
 }

@@ -16,7 +16,7 @@ import {
 import { acceptGatewayNames, type Refusal } from './gateway-names.js';
 import { GatewayRecordBook, type GatewayRecords } from './gateway-records.js';
 import { countByKind, sumTotals, type ServedTotals } from './source-kind.js';
-import { findName, matchFor, mergeOrdered } from './specificity.js';
+import { findName, mergeOrdered } from './specificity.js';
 
 export interface RecordSetResult {
   readonly recordSet: RecordSet;
@@ -133,7 +133,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       held.push({ name, reason: `${problem as string}; not served` });
       empty.push(name);
     } else {
-      names.push({ name, ...matchFor(name), v4, v6, source, ...(ttl === undefined ? {} : { addressTtl: ttl }) });
+      names.push({ name, v4, v6, source, ...(ttl === undefined ? {} : { addressTtl: ttl }) });
     }
   }
   const gateway = gatewayRecords(spec, resolutions, options.previous?.names ?? options.servedBefore);

@@ -38,7 +38,7 @@ function templateNames(text: string): NameRecord[] {
   return templateAnswers(text).flatMap((t) => {
     const name = [t.zone, `*.${t.zone}`].find((n) => t.matches.length === 1 && matchFor(n).match === t.matches[0]);
     if (name === undefined || t.v4.length + t.v6.length === 0) return [];
-    return [{ name, ...matchFor(name), v4: t.v4, v6: t.v6, source: SERVED_BEFORE, ...(t.ttl === undefined ? {} : { addressTtl: t.ttl }) }];
+    return [{ name, v4: t.v4, v6: t.v6, source: SERVED_BEFORE, ...(t.ttl === undefined ? {} : { addressTtl: t.ttl }) }];
   });
 }
 
@@ -53,7 +53,7 @@ function zoneNames(owners: ReadonlyMap<string, ZoneOwner>): NameRecord[] {
     }
     // A chain that leaves the zone ends in addresses CoreDNS asks the upstreams for: none here.
     const end = owners.get(at);
-    const base = { name, ...matchFor(name), v4: end?.v4 ?? [], v6: end?.v6 ?? [], source: SERVED_BEFORE, chain };
+    const base = { name, v4: end?.v4 ?? [], v6: end?.v6 ?? [], source: SERVED_BEFORE, chain };
     const ttl = end?.ttl ?? owner.cname?.ttl;
     return { ...base, ...(chain.length > 0 ? { addressOwner: at } : {}), ...(ttl === undefined ? {} : { addressTtl: ttl }) };
   });
