@@ -580,6 +580,21 @@ test('--watch: while an LB hostname gets SERVFAIL its list keeps its last IPs, a
   });
 });
 
+test('--watch answers /healthz while the API server cannot be read yet, so a liveness probe does not restart it', async () => {
+  const cluster = await startFaultCluster();
+  cluster.server.failNext({ pathIncludes: 'infrastructures' }, 503, 1000);
+  let watching: Watching | undefined;
+  try {
+    const w = await startWatch(cluster);
+    watching = w;
+    assert.is((await fetch(`http://${w.health}/healthz`)).status, 200);
+    assert.is((await fetch(`http://${w.health}/readyz`)).status, 503);
+  } finally {
+    await watching?.stop();
+    await cluster.close();
+  }
+});
+
 test('--watch: a failed publication is retried with no cluster change, and /readyz is 503 until it succeeds', async () => {
   const cluster = await startFaultCluster();
   // More failures than one publication's own retries (5 after the first try) absorb, so the sink sees a failure.

@@ -3,7 +3,7 @@ import { ConfigError, EXIT, UsageError, ValidationError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { lbIpLists, publishTarget } from '../sinks/infra-status-plan.js';
 import { publishLbIps } from '../sinks/infra-status-apply.js';
-import { createMetrics } from '../runtime/metrics.js';
+import { createMetrics, type Metrics } from '../runtime/metrics.js';
 import { LB_NAMES, type ClusterSpec, type LbName, type Resolution } from '../model.js';
 import type { DesiredState } from '../runtime/monitor.js';
 import { lbRecordName } from '../resolve/record-set.js';
@@ -38,10 +38,16 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
   const owned = parseFields(opts.fields);
   if (!opts.watch) return publishOnce(opts, owned, await prepare(opts));
   const stop = untilStopped(opts.signal);
+  // Serving /healthz before the API is read: reading it may wait out --wait-timeout (an install, an API outage), and a liveness probe must not restart the pod meanwhile.
+  const metrics = await createMetrics('infra-status');
+  const status = { published: false };
+  const health = await startHealthServer(opts.metricsAddr, metrics, () => status.published, 'the LB IPs have not been published yet');
+  opts.onListening?.(health.address);
   try {
     const ctx = await stop.unlessStopped(prepare(opts));
-    return ctx === undefined ? EXIT.ok : await keepPublished(opts, owned, ctx, stop);
+    return ctx === undefined ? EXIT.ok : await keepPublished(opts, owned, ctx, stop, metrics, status);
   } finally {
+    await health.close();
     stop.dispose();
   }
 }
@@ -82,17 +88,15 @@ async function publishOnce(opts: UpdateInfraStatusOptions, owned: readonly LbNam
   return EXIT.ok;
 }
 
-async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext, stop: Stop): Promise<number> {
+async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext, stop: Stop, metrics: Metrics, status: { published: boolean }): Promise<number> {
   const { log, pipeline, publish } = wiring(opts, owned, ctx);
-  const metrics = await createMetrics('infra-status');
-  let published = false;
   const publishRetry = new Backoff(() => monitor.schedule(), PUBLISH_RETRY);
   // A failed publish is tried again on its own: in a quiet cluster no event would come to do it.
   const sink = async (state: DesiredState) => {
     publishRetry.cancel();
     try {
       await publish(state);
-      published = true;
+      status.published = true;
       publishRetry.succeeded();
       metrics.ready.set(1);
       metrics.infraStatusInSync.set(1);
@@ -102,11 +106,9 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
     }
   };
   const monitor = await startPipeline(ctx, { ...pipeline, metrics, sink });
-  const health = await startHealthServer(opts.metricsAddr, metrics, () => published, 'the LB IPs have not been published yet');
-  opts.onListening?.(health.address);
-  log.info('watching', { fields: owned, health: health.address });
+  log.info('watching', { fields: owned });
   log.info('stopping', { why: await stop.stopped });
   publishRetry.cancel();
-  await Promise.all([monitor.stop(), health.close()]);
+  await monitor.stop();
   return EXIT.ok;
 }
