@@ -9,6 +9,8 @@ import { buildEndpoints, ClusterIdUnknown, shortCode, type BuildTarget } from '.
 import { servedEndpoints } from '../lib/sources/served-endpoints.js';
 import { dnsPolicyEndpoints } from '../lib/sources/dnspolicies.js';
 import type { Endpoint, KuadrantEndpoint } from '../lib/model.js';
+import { GatewayInputs } from '../lib/sources/gateway-sources.js';
+import { dnsPolicy, gateway, KUBE_SYSTEM, ZONE } from './support/gateway-fixture.js';
 
 const ID = 'fbf71c44-6b37-4962-ace6-801912e769be';
 const HOST = 'test.example.com';
@@ -202,6 +204,15 @@ test('a load-balanced host whose derived names would pass 253 characters is not 
   assert.ok(host.length <= 253);
   assert.equal(owners.map((o) => o.source), ['dnspolicy/ns/p:gateway/gw/short']);
   assert.match(warnings.join('\n'), /more than DNS allows \(253, and 63 a label\); its host a{60}\.b{60}\.c{60}\.d{45}\.example\.com is not served/);
+});
+
+test('a Gateway address of a type other than IPAddress (NamedAddress) is a host name, as Kuadrant takes it: a CNAME target', () => {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('cluster-id', [KUBE_SYSTEM]);
+  inputs.set('gateways', [gateway('gw', [{ name: 'http', hostname: `app.${ZONE}` }], [{ type: 'NamedAddress', value: 'lb.example.org' }])]);
+  inputs.set('dnspolicies', [dnsPolicy('dns', { gateway: 'gw' })]);
+  const endpoints = (inputs.contribution().gatewayOwners ?? []).flatMap((o) => o.endpoints);
+  assert.equal(endpoints.map((x) => `${x.dnsName} ${x.recordType} ${x.targets.join(',')}`), [`app.${ZONE} CNAME lb.example.org`]);
 });
 
 test.run();

@@ -1,4 +1,5 @@
 import type { Endpoint } from '../model.js';
+import { quote } from '../errors.js';
 import { validateDnsName } from '../grammar/validate.js';
 import {
   describeObject,
@@ -105,14 +106,16 @@ function addressesOf(gateway: Gateway, object: string, warn: Warn): GatewayAddre
       return [];
     }
     const type = entry.type ?? 'IPAddress';
-    if (type !== 'IPAddress' && type !== 'Hostname') {
-      warnIgnored(warn, `${at}.type`, type, 'is not IPAddress or Hostname');
+    if (typeof type !== 'string') {
+      warnIgnored(warn, `${at}.type`, type, 'is not an address type');
       return [];
     }
     const endpoint = endpointFromApi(entry.value, `${at}.value`, warn);
     if (endpoint === undefined) return [];
-    if ((type === 'IPAddress') !== (endpoint.kind === 'ip')) {
-      warnIgnored(warn, `${at}.value`, entry.value, `is not of type ${type}`);
+    // As Kuadrant's builder (targetsFromAddresses): every type but IPAddress (Hostname, NamedAddress, a domain-prefixed one) is a host name.
+    const ip = type === 'IPAddress';
+    if (ip !== (endpoint.kind === 'ip')) {
+      warnIgnored(warn, `${at}.value`, entry.value, ip ? 'is not an IP address (type IPAddress)' : `is not a host name, which Kuadrant takes an address of type ${quote(type)} for`);
       return [];
     }
     return [{ item: { endpoint, value: entry.value as string }, where: at }];
