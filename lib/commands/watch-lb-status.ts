@@ -272,6 +272,8 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   vipOwners?.stop();
   portGuard.stop();
   await Promise.all([monitor.stop(), health.close()]);
+  // Again: a computation the stop waited for may have failed its write and asked for a retry.
+  writeRetry.cancel();
   await events.close();
   if (typeof ending !== 'string') throw ending;
   return EXIT.ok;
