@@ -45,7 +45,7 @@ export async function updateInfraStatusCommand(opts: UpdateInfraStatusOptions): 
   opts.onListening?.(health.address);
   try {
     const ctx = await stop.unlessStopped(prepare(opts));
-    return ctx === undefined ? EXIT.ok : await keepPublished(opts, owned, ctx, stop, metrics, status);
+    return ctx === undefined ? EXIT.ok : await keepPublished(opts, owned, ctx, stop, metrics, status, health.address);
   } finally {
     await health.close();
     stop.dispose();
@@ -88,7 +88,7 @@ async function publishOnce(opts: UpdateInfraStatusOptions, owned: readonly LbNam
   return EXIT.ok;
 }
 
-async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext, stop: Stop, metrics: Metrics, status: { published: boolean }): Promise<number> {
+async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext, stop: Stop, metrics: Metrics, status: { published: boolean }, healthAddress: string): Promise<number> {
   const { log, pipeline, publish } = wiring(opts, owned, ctx);
   const publishRetry = new Backoff(() => monitor.schedule(), PUBLISH_RETRY);
   // A failed publish is tried again on its own: in a quiet cluster no event would come to do it.
@@ -106,7 +106,7 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
     }
   };
   const monitor = await startPipeline(ctx, { ...pipeline, metrics, sink });
-  log.info('watching', { fields: owned });
+  log.info('watching', { fields: owned, health: healthAddress });
   log.info('stopping', { why: await stop.stopped });
   publishRetry.cancel();
   await monitor.stop();
