@@ -10,6 +10,7 @@ import { servedEndpoints } from '../lib/sources/served-endpoints.js';
 import { dnsPolicyEndpoints } from '../lib/sources/dnspolicies.js';
 import type { Endpoint, KuadrantEndpoint } from '../lib/model.js';
 import { GatewayInputs } from '../lib/sources/gateway-sources.js';
+import { gatewayProjection, gatewayView, type Gateway } from '../lib/sources/gateways.js';
 import { dnsPolicy, gateway, KUBE_SYSTEM, ZONE } from './support/gateway-fixture.js';
 
 const ID = 'fbf71c44-6b37-4962-ace6-801912e769be';
@@ -213,6 +214,14 @@ test('a Gateway address of a type other than IPAddress (NamedAddress) is a host 
   inputs.set('dnspolicies', [dnsPolicy('dns', { gateway: 'gw' })]);
   const endpoints = (inputs.contribution().gatewayOwners ?? []).flatMap((o) => o.endpoints);
   assert.equal(endpoints.map((x) => `${x.dnsName} ${x.recordType} ${x.targets.join(',')}`), [`app.${ZONE} CNAME lb.example.org`]);
+});
+
+test('what the monitor keeps of a Gateway gives the view the whole object gives, without its status conditions and supported kinds', () => {
+  const whole = gateway('gw', [{ name: 'http', hostname: `app.${ZONE}` }, { name: 'any' }], [{ value: '192.0.2.1' }, { type: 'Hostname', value: 'lb.example.org' }]) as Gateway;
+  const kept = gatewayProjection(whole);
+  assert.equal(gatewayView(kept, () => undefined), gatewayView(whole, () => undefined));
+  assert.not.match(JSON.stringify(kept), /conditions|supportedKinds|gatewayClassName/);
+  assert.match(JSON.stringify(whole), /conditions/);
 });
 
 test.run();

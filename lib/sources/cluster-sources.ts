@@ -15,6 +15,7 @@ import { HOSTED_NET_SERVICES, switchesContribution, type HostedNetServices } fro
 import { NODE_LIST_SELECTION, nodeProjection, nodesContribution } from './nodes.js';
 import { routerServiceContribution } from './router-service.js';
 import { GATEWAY_COLLECTIONS, GatewayInputs, zoneLabelSelector } from './gateway-sources.js';
+import { gatewayProjection, type Gateway } from './gateways.js';
 import type { Warn } from './untrusted.js';
 
 /** The cluster side of the pipeline: merged, sanitised data from every watched source. */
@@ -221,6 +222,7 @@ function sourceSpecs(opts: ClusterSourceOptions, gateway: GatewayInputs | undefi
         path,
         ...(fieldSelector === undefined ? {} : { fieldSelector }),
         ...(kind === 'dnsrecords' ? { labelSelector: zoneLabelSelector(opts.gatewayZones ?? []) } : {}),
+        ...(kind === 'gateways' ? { project: (obj: KubernetesObject) => gatewayProjection(obj as Gateway) as KubernetesObject } : {}),
         extract: (items) => {
           gateway.set(kind, items);
           return {};

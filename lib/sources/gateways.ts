@@ -23,6 +23,32 @@ export interface Gateway {
   readonly status?: { readonly addresses?: unknown; readonly listeners?: unknown };
 }
 
+/**
+ * What the sources read of a Gateway, and nothing else: the monitor keeps every Gateway of the
+ * cluster for as long as it runs, and a listener's status conditions and supported kinds would
+ * be most of each. A list entry that is not an object, or a list that is not one, is kept as it
+ * came, so it is still reported.
+ */
+export function gatewayProjection(gateway: Gateway): Gateway {
+  if (typeof gateway !== 'object' || gateway === null) return gateway;
+  const pick = (list: unknown, keys: readonly string[]): unknown =>
+    Array.isArray(list)
+      ? list.map((entry: unknown) => {
+          if (typeof entry !== 'object' || entry === null) return entry;
+          const picked: Record<string, unknown> = {};
+          for (const key of keys) if (key in entry) picked[key] = (entry as Record<string, unknown>)[key];
+          return picked;
+        })
+      : list;
+  // resourceVersion too: the informer's cache is keyed and resumed by it.
+  const { name, namespace, uid, resourceVersion, creationTimestamp, deletionTimestamp } = (gateway.metadata ?? {}) as Record<string, unknown>;
+  return {
+    metadata: { name, namespace, uid, resourceVersion, creationTimestamp, deletionTimestamp } as Gateway['metadata'],
+    spec: { listeners: pick(gateway.spec?.listeners, ['name', 'hostname']) },
+    status: { addresses: pick(gateway.status?.addresses, ['type', 'value']), listeners: pick(gateway.status?.listeners, ['name', 'attachedRoutes']) },
+  };
+}
+
 export interface GatewayListener {
   readonly name: string;
   /** Lower case; may start with `*.`; undefined when the listener matches any host. */
