@@ -1,8 +1,8 @@
 import { BlockList } from 'node:net';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
-import type { BuiltEndpoint, Endpoint, GatewayTtls, OwnedEndpoints } from '../model.js';
+import type { BuiltEndpoint, GatewayTtls, OwnedEndpoints } from '../model.js';
 import { validateGeoCode, validateWeight } from '../grammar/validate.js';
-import { buildEndpoints, ClusterIdUnknown, type LoadBalancing } from './gateway-endpoints.js';
+import { buildEndpoints, ClusterIdUnknown, type BuildTarget, type LoadBalancing } from './gateway-endpoints.js';
 import type { GatewayAddress, GatewayView } from './gateways.js';
 import { perObject, sameObjects } from './per-object.js';
 import { sectionNameOf } from './gateways.js';
@@ -163,8 +163,8 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     warnings.push([msg, fields]);
     warn(msg, fields);
   };
-  // Per policy, not per listener: the listeners' endpoints then share one address list.
-  const addressesFor = new Map<PolicyView, readonly Endpoint[]>();
+  // Per policy, not per listener: the listeners' endpoints share one target, and `display`'s builder with it.
+  const perPolicy = new Map<PolicyView, { target: BuildTarget; again: (host: string) => BuiltEndpoint[] }>();
   gateway.listeners.forEach((listener, i) => {
     const policy = inputs.policies[i];
     // As Kuadrant: one DNSRecord per listener with a host name and attached routes, for that host name.
@@ -172,11 +172,22 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     const applies = policy?.applies;
     if (policy === undefined || applies === undefined || host === undefined || listener.attachedRoutes <= 0) return;
     if (inputs.kuadrantHosts.has(`${policy.id.namespace}/${host}`)) return;
-    let addresses = addressesFor.get(policy);
-    if (addresses === undefined) addressesFor.set(policy, (addresses = gateway.addresses.filter((a) => !applies.excluded(a)).map((a) => a.endpoint)));
+    let shared = perPolicy.get(policy);
+    if (shared === undefined) {
+      const target: BuildTarget = { name: gateway.id.name, namespace: gateway.id.namespace, addresses: gateway.addresses.filter((a) => !applies.excluded(a)).map((a) => a.endpoint), clusterId: inputs.clusterId };
+      const { loadBalancing } = applies;
+      const { ttls } = inputs;
+      // Built again when asked (display): keeping Kuadrant's form of every endpoint beside the served one would double what a Gateway costs.
+      const again = (host: string): BuiltEndpoint[] => {
+        const built = buildEndpoints(host, target, loadBalancing, ttls);
+        const { notes } = servedEndpoints(built);
+        return built.map((endpoint, n) => ({ endpoint, source: `dnspolicy/${policy.id.namespace}/${policy.id.name}`, ...(notes[n] === undefined ? {} : { served: notes[n] }) }));
+      };
+      perPolicy.set(policy, (shared = { target, again }));
+    }
+    const { target, again } = shared;
     // Joined, not a template: one flat string per listener, not a chain of eight concatenations.
     const source = ['dnspolicy/', policy.id.namespace, '/', policy.id.name, ':gateway/', gateway.id.name, '/', listener.name].join('');
-    const target = { name: gateway.id.name, namespace: gateway.id.namespace, addresses, clusterId: inputs.clusterId };
     let kuadrant;
     try {
       kuadrant = buildEndpoints(host, target, applies.loadBalancing, inputs.ttls);
@@ -194,15 +205,7 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     }
     const endpoints = servedWithWarnings(kuadrant, source, keep);
     if (endpoints.length === 0) return;
-    // Built again when asked (display): keeping Kuadrant's form of every endpoint beside the served one would double what a Gateway costs.
-    const { loadBalancing } = applies;
-    const { ttls } = inputs;
-    const builtEndpoints = (): BuiltEndpoint[] => {
-      const again = buildEndpoints(host, target, loadBalancing, ttls);
-      const { notes } = servedEndpoints(again);
-      return again.map((endpoint, n) => ({ endpoint, source: `dnspolicy/${policy.id.namespace}/${policy.id.name}`, ...(notes[n] === undefined ? {} : { served: notes[n] }) }));
-    };
-    owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints, built: builtEndpoints });
+    owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints, built: () => again(host) });
   });
   built.set(gateway, { inputs, owners, warnings });
   return owners;
