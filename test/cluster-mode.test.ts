@@ -259,6 +259,15 @@ test('watch-lb-status on a PlatformDefault cluster exits 2 at start, naming the 
   });
 });
 
+test('watch-lb-status with a --dns-server that is no address exits 2 at start, naming it', async () => {
+  await withCluster({}, async (c) => {
+    const r = await runLbdns(['watch-lb-status', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--metrics-addr', '127.0.0.1:0', '--dns-server', 'dns.example.net']);
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--dns-server: "dns\.example\.net"/);
+    assert.not.ok(await exists(c.out));
+  });
+});
+
 test('--ignore-dns-type serves a PlatformDefault cluster anyway, with a warning', async () => {
   await withCluster(PLATFORM_DEFAULT, async (c) => {
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--ignore-dns-type']);

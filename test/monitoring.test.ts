@@ -157,6 +157,21 @@ test("the monitor's /metrics passes promtool check metrics, but for prom-client'
   assert.equal(problems, []);
 });
 
+test("the counters the alerts read with increase() are exported from 0 before their first count: a refused name and a watch restart", async () => {
+  const cluster = await startCluster();
+  const monitor = await startMonitor(cluster);
+  let text: string;
+  try {
+    await until('ready', async () => (await fetch(`http://${monitor.health}/readyz`)).status === 200, 10_000);
+    text = await (await fetch(`http://${monitor.health}/metrics`)).text();
+  } finally {
+    await monitor.stop();
+    await cluster.close();
+  }
+  assert.match(text, /^lbdns_names_refused_total\{source="dnsrecords",reason="outside-domain"\} 0$/m);
+  assert.match(text, /^lbdns_watch_restarts_total\{source="nodes"\} 0$/m);
+});
+
 test('make test installs promtool: scripts/test-deps.sh asks for Debian\'s prometheus package', async () => {
   assert.match(await readFile(join(ROOT, 'scripts/test-deps.sh'), 'utf8'), /command -v promtool .*\|\| need\+=\(prometheus\)/);
   await run('promtool', ['--version']);

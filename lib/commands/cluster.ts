@@ -26,6 +26,7 @@ import { validateDnsName } from '../grammar/validate.js';
 import type { CommandInputs } from './io.js';
 import { sourceKind } from '../resolve/source-kind.js';
 import type { Refusal } from '../resolve/gateway-names.js';
+import { REFUSAL_REASONS } from '../resolve/gateway-claims.js';
 
 /** Flags of every command that can read the cluster. */
 export interface ClusterFlags {
@@ -218,7 +219,7 @@ export interface PipelineOptions {
  * Gateway DNS refusals use (gateway-claims.ts); undefined when it refused other data. Names
  * are the fields ending in dnsName or hostname(s).
  */
-function nameRefusal(fields: Readonly<Record<string, unknown>>): string | undefined {
+function nameRefusal(fields: Readonly<Record<string, unknown>>): (typeof INGRESS_REFUSALS)[number] | undefined {
   const where = typeof fields.where === 'string' ? fields.where : '';
   if (!/(dnsName|hostnames?)(\[\d+\])?$/.test(where)) return undefined;
   const reason = typeof fields.reason === 'string' ? fields.reason : '';
@@ -226,6 +227,9 @@ function nameRefusal(fields: Readonly<Record<string, unknown>>): string | undefi
   if (reason.includes('API names')) return 'api-name';
   return 'invalid';
 }
+
+/** The reasons nameRefusal gives. */
+const INGRESS_REFUSALS = ['outside-domain', 'api-name', 'invalid'] as const;
 
 /** The kube-apiserver's own port: where a move of api-int is checked. */
 const DEFAULT_API_PORT = 6443;
@@ -243,10 +247,10 @@ async function apiIntGate(ctx: ClusterContext, log: Logger, schedule: () => void
         : probeApiServer({ ip, port, serverName, ca, timeoutMs: 3000 }),
     log,
     onSwitch: schedule,
-    onFailure: (reason) => {
+    onFailure: (reason, first) => {
       metrics?.apiIntMoveFailures.inc({ reason });
-      // A move not proven settles what a one-shot command waits for (Monitor.whenComplete).
-      schedule();
+      // The first failure settles the move for now: a one-shot command waiting on it goes on (Monitor.whenComplete).
+      if (first) schedule();
     },
   });
 }
@@ -303,7 +307,16 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
       monitor?.sourceFailed();
     },
   });
-  if (metrics) metrics.unresolvable = () => resolutions.failing();
+  if (metrics) {
+    metrics.unresolvable = () => resolutions.failing();
+    // Every series from 0: one first exported at its first count, 1, gives the alerts' increase() nothing to see.
+    for (const source of sources.names()) metrics.watchRestarts.inc({ source }, 0);
+    if (sources.names().some((s) => s.startsWith('dnsrecords in '))) for (const reason of INGRESS_REFUSALS) metrics.namesRefused.inc({ source: 'dnsrecords', reason }, 0);
+    if (ctx.spec.gateway) {
+      for (const source of ['dnspolicy', 'dnsrecord.kuadrant.io']) for (const reason of REFUSAL_REASONS) metrics.namesRefused.inc({ source, reason }, 0);
+      metrics.namesRefused.inc({ source: 'gateway', reason: 'invalid' }, 0);
+    }
+  }
   const onDisagreement = (d: LbDisagreement): void => {
     metrics?.lbSourcesDisagree.inc({ lb: d.lb });
     events.emit({

@@ -3,6 +3,7 @@ import { writeFileAtomic } from '../sinks/atomic-write.js';
 import { checkDnsmasqListen } from '../render/dnsmasq.js';
 import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
 import { checkOutputPath } from '../sinks/atomic-write.js';
+import { parseDnsServer } from '../resolve/host-resolver.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
@@ -235,6 +236,8 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   if (ctx.identity.onPrem !== undefined && nodeName === undefined) log.warn('NODE_NAME is not set: this node does not record itself as a VIP owner in HostedNetServices status');
   vipOwners = ctx.identity.onPrem !== undefined && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiInt?.report()) : undefined;
   let lbServers = lbResolvers(ctx.raw, ctx.spec);
+  // Checked here, at start (exit 2): the resolver reads the servers anew at each lookup, where a bad one would only fail every lookup.
+  for (const server of lbServers ?? []) parseDnsServer(server);
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: () => lbServers, sink });
   started = monitor;
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });

@@ -66,8 +66,11 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
     generation += 1;
     const was = inner;
     inner = undefined;
-    if (was?.synced() === true) read = true;
-    kept = was?.items() ?? kept ?? [];
+    // What a watch that never listed holds is nothing: the items kept before it stay.
+    if (was?.synced() === true) {
+      read = true;
+      kept = was.items();
+    } else kept ??= was?.items() ?? [];
     await was?.stop();
     if (!stopped) probeEvery();
   };

@@ -7,7 +7,8 @@ import { bodyOf, type NameGuard } from './name-guard.js';
  * decision depends on the owners asking for it and nothing else, which is what makes that exact.
  */
 
-export type RefusalReason = 'outside-zones' | 'zone-apex' | 'cluster-name' | 'other-source' | 'other-owner' | 'duplicate' | 'over-limit';
+export const REFUSAL_REASONS = ['outside-zones', 'zone-apex', 'cluster-name', 'other-source', 'other-owner', 'duplicate', 'over-limit'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 export interface Refusal {
   readonly name: string;

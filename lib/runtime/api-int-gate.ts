@@ -9,8 +9,8 @@ export interface ApiIntGateOptions {
   readonly log: Logger;
   /** api-int moved: the state must be recomputed. */
   readonly onSwitch: () => void;
-  /** A probe failed, with its reason (`unreachable`, `tls`, `timeout`, `http-status`). */
-  readonly onFailure?: (reason: string) => void;
+  /** A probe failed, with its reason (`unreachable`, `tls`, `timeout`, `http-status`); `first`: the first for this address, which settles it (settled()). */
+  readonly onFailure?: (reason: string, first: boolean) => void;
   /** Retry delays of a failing probe. */
   readonly retry?: { readonly minMs: number; readonly maxMs: number };
   /**
@@ -62,6 +62,8 @@ export class ApiIntGate {
       this.lastFailure = undefined;
     } else if (this.verifying !== this.wanted) {
       this.backoff.cancel();
+      // Another address's failure says nothing of this one: settled() waits for its own first probe.
+      this.lastFailure = undefined;
       this.verify();
     }
     return this.current === VIP ? vips : [{ kind: 'ip', ip: this.current }];
@@ -69,7 +71,7 @@ export class ApiIntGate {
 
   /** No move asked for is waiting on its first probe: a one-shot command's answer is the one a node would serve. */
   settled(): boolean {
-    return this.wanted === this.current || this.lastFailure !== undefined;
+    return this.wanted === this.current || this.lastFailure !== undefined || (this.wanted === VIP && this.vipTarget === undefined);
   }
 
   /** For /readyz and display: what api-int serves and, while a move waits, why. */
@@ -111,8 +113,9 @@ export class ApiIntGate {
       },
       (err: ApiProbeError) => {
         if (this.stopped || this.wanted !== key) return;
+        const first = this.lastFailure === undefined;
         this.lastFailure = { address, message: err.message };
-        this.opts.onFailure?.(err.reason ?? 'unreachable');
+        this.opts.onFailure?.(err.reason ?? 'unreachable', first);
         // Still `verifying`: the backoff's retry probes again, and select() must not probe sooner.
         const retryInMs = this.backoff.failed();
         this.opts.log.warn('api-int not moved: no kube-apiserver proven at the address; serving the previous one', { asked: address, serving: this.current, reason: err.reason, error: err.message, retryInMs });

@@ -199,6 +199,7 @@ export class Monitor {
   missing(): string[] {
     const out: string[] = [];
     for (const u of this.opts.sources?.unsynced() ?? []) out.push(`${u.source} not read yet${u.error ? ` (${u.error.message})` : ''}`);
+    if (this.opts.apiInt?.settled() === false) out.push(`${this.opts.apiInt.describe()} (the move's first check)`);
     const state = this.latest;
     if (state) {
       const pending = this.opts.resolutions.pending();

@@ -23,6 +23,8 @@ export interface ClusterSources {
   data(): ClusterData;
   /** Every source has listed once. */
   synced(): boolean;
+  /** Every source's name, as its watch restarts are counted. */
+  names(): readonly string[];
   /** Sources not listed yet, with the last error each hit. */
   unsynced(): readonly { readonly source: string; readonly error: KubeError | undefined }[];
   stop(): Promise<void>;
@@ -289,6 +291,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
   return {
     data: (): ClusterData => mergeContributions([...started.map((s) => s.contribution.current), ...(gateway ? [gateway.contribution()] : [])]),
     synced: () => started.length === specs.length && started.every((s) => s.collection.synced()),
+    names: () => specs.map((s) => s.name),
     unsynced: () => started.filter((s) => !s.collection.synced()).map((s) => ({ source: s.collection.name, error: s.collection.lastError() })),
     stop: async () => {
       await Promise.all(started.map((s) => s.collection.stop()));

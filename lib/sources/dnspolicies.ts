@@ -200,7 +200,8 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     const overlong = kuadrant.find((e) => e.dnsName.length > 253 || e.dnsName.split('.').some((label) => label.length > 63));
     if (overlong !== undefined) {
       const reason = `the name ${overlong.dnsName.slice(0, 80)}… Kuadrant builds for it is ${overlong.dnsName.length} characters, more than DNS allows (253, and 63 a label)`;
-      keep(`${source}: ${reason}; its host ${host} is not served`, { where: source, reason });
+      // `where` ends in hostname: counted and reported as a refused name (NameRefused), not as data ignored.
+      keep(`${source}: ${reason}; its host ${host} is not served`, { where: `${source} hostname`, reason });
       return;
     }
     const endpoints = servedWithWarnings(kuadrant, source, keep);
