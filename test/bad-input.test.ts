@@ -106,6 +106,7 @@ const CASES: readonly BadInput[] = [
   { what: 'an --api-lb flag on a bootstrap node, which serves no api', args: () => cluster({}, ['--role', 'bootstrap']), message: /--api-lb: is not served by role bootstrap; drop it, or choose the role that serves it: bootstrap serves api-int, \*\.apps$/m },
   { what: '--api-int-lb and --node flags on an apps-only node', args: () => cluster({ '--api-lb': null }, ['--role', 'apps-only', '--node', 'master-0=10.0.0.5']), message: /--api-int-lb, --node: is not served by role apps-only/ },
   { what: 'a config key every object inherits (constructor)', args: (d) => cluster({}, ['--config', join(d, 'inherited-key.yaml')]), message: /inherited-key\.yaml: constructor: \{\} is not a known setting/ },
+  { what: 'a reverse-lookup zone as a Gateway zone', args: () => cluster({}, ['--gateway-zone', '10.in-addr.arpa']), message: /--gateway-zone: "10\.in-addr\.arpa" is a reverse-lookup zone/ },
   { what: 'an unknown config key', args: (d) => cluster({}, ['--config', join(d, 'unknown-key.yaml')]), message: /unknown-key\.yaml: loadBalancers\.apiInternal: \["10\.0\.0\.20"\] is not a known setting/ },
   { what: 'a config file that is not YAML', args: (d) => cluster({}, ['--config', join(d, 'bad.yaml')]), message: /bad\.yaml: not valid YAML or JSON/ },
   { what: 'a config file with a YAML tag outside the core schema', args: (d) => cluster({}, ['--config', join(d, 'tagged.yaml')]), message: /tagged\.yaml: not valid YAML or JSON: unknown tag/ },

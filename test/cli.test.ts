@@ -40,7 +40,7 @@ function answersFor(corefile: string, zone: string): string[] {
   const answers: string[] = [];
   let inBlock = false;
   for (const line of corefile.split('\n')) {
-    if (/^\s*template IN (A|AAAA) /.test(line)) inBlock = line.trim().split(/\s+/)[3] === zone;
+    if (/^\s*template ANY (A|AAAA) /.test(line)) inBlock = line.trim().split(/\s+/)[3] === zone;
     const m = /answer "\{\{ \.Name \}\} \d+ IN (A|AAAA) (\S+)"/.exec(line);
     if (inBlock && m) answers.push(`${m[1]} ${m[2]}`);
   }

@@ -130,6 +130,22 @@ example("other query types for a served name are answered empty by CoreDNS with 
   assert.is(upstream.queries(), 0, 'nothing was forwarded');
 });
 
+example('a query of another class (CH, HS) for a served name is answered here, never forwarded, so no cache entry of the upstream answers it for IN clients', async ({ dns }) => {
+  const server = servers[0] as CoreDns;
+  upstream.resetCounts();
+  for (const qclass of ['CH', 'HS'] as const) for (const name of [`api.${EXAMPLE_D}`, `api-int.${EXAMPLE_D}`, `x.apps.${EXAMPLE_D}`]) await query(server, name, 'A', { qclass });
+  assert.is(upstream.queries(), 0, 'nothing was forwarded');
+  assert.equal(sorted(await dns.resolve4(`api.${EXAMPLE_D}`)), ['10.0.0.10', '10.0.0.11']);
+});
+
+example("the node's /etc/hosts is not served with the node names: localhost is asked upstream like any other name", async () => {
+  const server = servers[0] as CoreDns;
+  upstream.resetCounts();
+  const reply = await query(server, 'localhost', 'A');
+  assert.equal(reply.answers, []);
+  assert.is(upstream.queries('localhost', 'A'), 1);
+});
+
 example("the upstream's NXDOMAIN reaches the client as NXDOMAIN", async ({ dns }) => {
   assert.is(await errorCode(dns.resolve4('nope.example.org')), 'ENOTFOUND');
 });

@@ -75,7 +75,7 @@ const CASES: readonly { readonly what: string; readonly text: string; readonly m
   { what: 'a reload jitter of 0s', text: replaced('reload 2s 1s', 'reload 2s 0s') },
   { what: 'a hosts ttl over 65535', text: replaced('        ttl 60\n', '        ttl 65536\n') },
   { what: 'a hosts entry after fallthrough', text: replaced('        fallthrough\n    }\n    forward', '        fallthrough\n        10.0.0.6 master-1\n    }\n    forward') },
-  { what: 'a lower-case template class', text: replaced('template IN A api', 'template in A api') },
+  { what: 'a lower-case template class', text: replaced('template ANY A api', 'template in A api') },
   { what: 'a regex that does not compile', text: replaced('match ^api\\.c1', 'match ^(api\\.c1') },
   { what: 'a second hosts block in one server block', text: replaced('    cache 30\n', '    cache 30\n    hosts {\n        10.0.0.6 master-1\n    }\n') },
   { what: 'a second cache', text: replaced('    cache 30\n', '    cache 30\n    cache 60\n') },

@@ -143,11 +143,11 @@ test('rejects a hosts entry after fallthrough, which CoreDNS reads as an unknown
 });
 
 test('rejects a lower-case template class, which CoreDNS looks up case-sensitively', () => {
-  rejects(replaced('template IN A api', 'template in A api'), /template: invalid class "in"/);
+  rejects(replaced('template ANY A api', 'template in A api'), /template: invalid class "in"/);
 });
 
 test('rejects a lower-case template type, which CoreDNS looks up case-sensitively', () => {
-  rejects(replaced('template IN A api', 'template IN a api'), /template: invalid type "a"/);
+  rejects(replaced('template ANY A api', 'template ANY a api'), /template: invalid type "a"/);
 });
 
 test('rejects a regex that does not compile', () => {
@@ -190,7 +190,7 @@ test('accepts the same once-only directive in two server blocks', () => {
 });
 
 test('rejects a misspelt directive, which makes CoreDNS refuse the whole file, and names the one meant', () => {
-  rejects(replaced('template IN AAAA', 'templat IN AAAA'), /line 8: unknown directive "templat": CoreDNS would refuse the whole file; did you mean "template"\?/);
+  rejects(replaced('template ANY AAAA', 'templat ANY AAAA'), /line 8: unknown directive "templat": CoreDNS would refuse the whole file; did you mean "template"\?/);
 });
 
 test('rejects a directive that only CoreDNS releases after 1.10.1 know', () => {

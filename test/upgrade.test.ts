@@ -1,9 +1,10 @@
 /**
  * A new lbdns taking over a node where an older one wrote the Corefile: real CoreDNS serves
  * the old file until the new one replaces it, and a client asking all the while is answered
- * every time. The previous release's Corefile differs from this one's in one way (it had no
- * `template IN ANY` block per name, so other query types went upstream); it is made here from
- * this version's output, with those blocks taken out.
+ * every time. A previous release's Corefile differs from this one's in two ways (it had no
+ * `template ANY ANY` block per name, so other query types went upstream, and its blocks were of
+ * class IN); it is made here from this version's output, with those blocks taken out and IN put
+ * back.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -12,9 +13,9 @@ import { API_INT_IP, DOMAIN, sleep, startCluster, startMonitor, until, UPSTREAM 
 import { query, servableFlags, startCoreDns, type CoreDns } from './support/coredns.js';
 import { runLbdns } from './support/run-cli.js';
 
-/** This version's Corefile as the previous release wrote it: no `template IN ANY` blocks. */
+/** This version's Corefile as a previous release wrote it: no `template ANY ANY` blocks, class IN. */
 function previousRelease(corefile: string): string {
-  return corefile.replace(/^ {4}template IN ANY \S+ \{\n(?: {8}.*\n)*? {4}\}\n/gm, '');
+  return corefile.replace(/^ {4}template ANY ANY \S+ \{\n(?: {8}.*\n)*? {4}\}\n/gm, '').replace(/^( {4}template) ANY (A|AAAA) /gm, '$1 IN $2 ');
 }
 
 test("a new monitor takes over the previous release's Corefile: CoreDNS answers api-int throughout, then serves the new format", async () => {
@@ -27,7 +28,7 @@ test("a new monitor takes over the previous release's Corefile: CoreDNS answers 
     const r = await runLbdns(['render-corefile', cluster.kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, ...listen]);
     assert.is(r.code, 0, r.stderr);
     const old = previousRelease(await readFile(cluster.out, 'utf8'));
-    assert.not.match(old, 'template IN ANY');
+    assert.not.match(old, 'template ANY');
     await writeFile(cluster.out, old);
     dns = await startCoreDns(cluster.out, { port: flags.port });
     const server = dns;
@@ -45,7 +46,7 @@ test("a new monitor takes over the previous release's Corefile: CoreDNS answers 
       }
     })();
     monitor = await startMonitor(cluster, { flags: { upstreams: [UPSTREAM], listen: flags.listen, healthPort: flags.healthPort, readyPort: flags.readyPort } });
-    await until('the new Corefile on disk', async () => (await readFile(cluster.out, 'utf8')).includes('template IN ANY'));
+    await until('the new Corefile on disk', async () => (await readFile(cluster.out, 'utf8')).includes('template ANY ANY'));
     await until('CoreDNS reloaded it', () => server.reloads() >= 1, 10_000);
     await sleep(500);
     asking = false;

@@ -148,6 +148,10 @@ function listenOf(raw: RawConfig): Pick<ClusterSpec, 'listen' | 'healthPort' | '
 function gatewayOf(raw: RawConfig, domain: string): { gateway?: GatewaySpec } {
   const gateway = validateGatewayFlags({ zones: raw.gatewayZones, geoCode: raw.geoCode, ttl: raw.gatewayTtl, lbTtl: raw.gatewayLbTtl });
   for (const zone of gateway?.zones ?? []) {
+    // The node names' reverse records (PTR, from hosts) live there: a Gateway zone's block would answer them NXDOMAIN.
+    if (/(^|\.)(in-addr|ip6)\.arpa$/.test(zone) || zone === 'arpa') {
+      throw new ValidationError('--gateway-zone', zone, 'is a reverse-lookup zone, whose PTR queries for the nodes CoreDNS would then send to the Gateway zone\'s server block', 'serve Gateway names from a forward zone, e.g. gw.example.com');
+    }
     const covered = [domain, `api.${domain}`, `api-int.${domain}`, `apps.${domain}`].find((name) => zone === name || (name === domain ? domain.endsWith(`.${zone}`) : zone.endsWith(`.${name}`)));
     if (covered !== undefined) {
       throw new ValidationError('--gateway-zone', zone, `${covered === domain ? 'is or contains the cluster domain' : `is or lies under ${covered}`}, whose names CoreDNS would then send to the Gateway zone's server block`, `serve Gateway names from a zone of their own, e.g. gw.${domain} or another domain`);

@@ -483,7 +483,9 @@ export function templateAnswers(text: string): TemplateAnswers[] {
   readServerBlocks(text, {
     directive: (_, d) => {
       const type = d.args[1]?.text;
-      if (d.name !== 'template' || d.args[0]?.text !== 'IN' || (type !== 'A' && type !== 'AAAA')) return;
+      // ANY as lbdns writes them, IN as it wrote them before.
+      const cls = d.args[0]?.text;
+      if (d.name !== 'template' || (cls !== 'ANY' && cls !== 'IN') || (type !== 'A' && type !== 'AAAA')) return;
       const lines = d.block ?? [];
       const matches = lines.filter((l) => l[0]?.text === 'match').flatMap((l) => l.slice(1).map((t) => t.text));
       const zone = d.args[2]?.text ?? '';

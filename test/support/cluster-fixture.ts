@@ -328,7 +328,7 @@ export function parseCorefile(text: string): CorefileAnswers {
     // The owner is the query name, or a CNAME chain's last name (Gateway DNS), either maybe written with template actions.
     const answer = /^answer ".+ \d+ IN (A|AAAA) (\S+)"$/.exec(trimmed);
     if (answer && current) current.push(`${answer[1]} ${answer[2]}`);
-    if (trimmed === 'hosts {') {
+    if (trimmed === 'hosts {' || trimmed === 'hosts /dev/null {') {
       inHosts = true;
       current = undefined;
       continue;

@@ -121,7 +121,7 @@ function rdata(rr: Answer): string {
 }
 
 /** One UDP query with EDNS (payload 1232, as resolvers send it today) and the whole reply. */
-export async function query(server: { host: string; port: number }, name: string, type: QueryType, opts: { udpSize?: number } = {}): Promise<Reply> {
+export async function query(server: { host: string; port: number }, name: string, type: QueryType, opts: { udpSize?: number; qclass?: 'IN' | 'CH' | 'HS' } = {}): Promise<Reply> {
   const socket = createSocket('udp4');
   try {
     return await new Promise<Reply>((resolve, reject) => {
@@ -141,7 +141,7 @@ export async function query(server: { host: string; port: number }, name: string
         type: 'query',
         id: 1 + Math.floor(Math.random() * 65000),
         flags: packet.RECURSION_DESIRED,
-        questions: [{ type: type as 'A', name }],
+        questions: [{ type: type as 'A', name, class: opts.qclass ?? 'IN' }],
         additionals: [{ type: 'OPT', name: '.', udpPayloadSize: opts.udpSize ?? 1232 } as packet.OptAnswer],
       });
       socket.send(q, server.port, server.host);

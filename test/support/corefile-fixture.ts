@@ -6,17 +6,17 @@ import * as assert from 'uvu/assert';
 
 export const GOOD = `. {
     errors
-    template IN A api.c1.example.com {
+    template ANY A api.c1.example.com {
         match ^api\\.c1\\.example\\.com\\.$
         answer "{{ .Name }} 60 IN A 10.0.0.10"
         fallthrough
     }
-    template IN AAAA api.c1.example.com {
+    template ANY AAAA api.c1.example.com {
         match ^api\\.c1\\.example\\.com\\.$
         answer "{{ .Name }} 60 IN AAAA fd00::10"
         fallthrough
     }
-    hosts {
+    hosts /dev/null {
         10.0.0.5 master-0 master-0.c1.example.com
         ttl 60
         fallthrough
