@@ -53,6 +53,8 @@ const FILES: Record<string, string> = {
   'nan-ttl.yaml': 'ttl: .nan\n',
   'empty-out.yaml': "out: ''\n",
   'endless.eta': '. {\n<% while (true) {} %>\n}\n',
+  'not-text.eta': '<% return { length: Infinity, charCodeAt() { return 32 } } -%>\n',
+  'huge.eta': '# <%= "x".repeat(2 ** 26) %>\n. {\n    errors\n}\n',
   'not-a-kubeconfig': 'x'.repeat(2000),
   'no-clusters.kubeconfig': 'apiVersion: v1\nkind: Config\nclusters: []\n',
   'silent-plugin.kubeconfig': [
@@ -149,6 +151,8 @@ const CASES: readonly BadInput[] = [
   { what: 'a custom template with an answer that is no IP', args: (d) => cluster({}, ['--template', join(d, 'bad-ip-answer.eta')]), message: /bad-ip-answer\.eta .*has "10\.0\.1\.300", not an IPv4 address/ },
   { what: 'a custom template that does not compile', args: (d) => cluster({}, ['--template', join(d, 'eta-syntax.eta')]), message: /template .*eta-syntax\.eta line 2: JavaScript syntax error inside <% %>: /m },
   { what: 'a custom template that fails while it runs', args: (d) => cluster({}, ['--template', join(d, 'runtime-error.eta')]), message: /template .*runtime-error\.eta line 3 failed: Cannot read properties of undefined \(reading 'here'\)$/m },
+  { what: 'a custom template that returns something other than text', args: (d) => cluster({}, ['--template', join(d, 'not-text.eta')]), message: /template .*not-text\.eta failed: it returned object, not text/ },
+  { what: 'a custom template whose Corefile would be 64 MiB', args: (d) => cluster({}, ['--template', join(d, 'huge.eta')]), message: /template .*huge\.eta produced 67108884 characters, more than the 33554432/ },
   { what: 'a custom template that never ends', args: (d) => cluster({}, ['--template', join(d, 'endless.eta')]), message: /template .*endless\.eta did not finish within 2 s/ },
   { what: 'a YAML alias bomb in the config file', args: (d) => cluster({ '--domain': null }, ['--config', join(d, 'alias-bomb.yaml')]), message: /alias-bomb\.yaml: a1\[0\] is a YAML alias \(\*name\) of an anchor \(&name\)/ },
   { what: 'a config file over 1 MiB', args: (d) => cluster({}, ['--config', join(d, 'too-big.yaml')]), message: /--config .*too-big\.yaml: is 1100023 bytes; lbdns reads at most 1048576 \(1 MiB\)/ },

@@ -80,6 +80,7 @@ const CASES: readonly { readonly what: string; readonly text: string; readonly m
   { what: 'a second hosts block in one server block', text: replaced('    cache 30\n', '    cache 30\n    hosts {\n        10.0.0.6 master-1\n    }\n') },
   { what: 'a second cache', text: replaced('    cache 30\n', '    cache 30\n    cache 60\n') },
   { what: 'a misspelt directive', text: replaced('    cache 30\n', '    cahce 30\n') },
+  { what: 'a second server block for the same zone and port', text: `${GOOD}. {\n    errors\n}\n` },
 ];
 
 for (const c of CASES) {

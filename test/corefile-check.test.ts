@@ -287,4 +287,13 @@ test('what the check keeps of a Corefile does not keep the Corefile itself', () 
   assert.ok(kept < 8 << 20, `${(kept / 2 ** 20).toFixed(1)} MiB kept`);
 });
 
+test('a second server block of the same zone and port is refused, as CoreDNS refuses the whole file; Example.COM. and example.com are one zone', () => {
+  rejects(`${GOOD}. {\n    errors\n}\n`, /server block key "\." is served already \(line 1\)/);
+  rejects('example.com:5353 {\n    errors\n}\nExample.COM.:5353 {\n    errors\n}\n', /server block key "Example\.COM\.:5353" is served already/);
+});
+
+test('server blocks of one zone and port bound to different addresses are accepted', () => {
+  checkCorefile('.:5353 {\n    bind 127.0.0.1\n    errors\n}\n.:5353 {\n    bind 127.0.0.2\n    errors\n}\n');
+});
+
 test.run();

@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startDnsServer } from './support/dns-server.js';
 import { startDnsmasq, type Dnsmasq } from './support/dnsmasq.js';
 import { API_INT_IP, DOMAIN, LB_CONFIG, startCluster, startFakeCluster, startMonitor, until } from './support/cluster-fixture.js';
@@ -113,6 +114,16 @@ test("dnsRecordsType External: dnsmasq leaves api-int to CoreDNS, which forwards
     } finally {
       await coredns.close();
     }
+  });
+});
+
+test("a custom template that changes the data it is given (splice) changes nothing in the drop-in's hosts file made from the same record set", async () => {
+  await withDir(async (dir) => {
+    const template = join(dir, 'splice.eta');
+    await writeFile(template, `<% for (const n of it.names) n.v4.splice(0) -%>\n${await readFile(join(dirname(fileURLToPath(import.meta.url)), '..', 'templates', 'corefile.eta'), 'utf8')}`);
+    const r = await runLbdns(['render-corefile', ...CLUSTER, '--api-int-lb', '10.0.0.21', '--listen', '127.0.0.1:5353', '--template', template, '--out', join(dir, 'Corefile'), '--dnsmasq-out', join(dir, 'lbdns.conf')]);
+    assert.is(r.code, 0, r.stderr);
+    assert.match(await readFile(join(dir, 'lbdns.hosts', 'api-int'), 'utf8'), /^10\.0\.0\.20 api-int\.c1\.example\.com\n10\.0\.0\.21 api-int\.c1\.example\.com\n/m);
   });
 });
 

@@ -97,6 +97,8 @@ test('the Corefile check refuses a file directive for a zone outside its server 
   assert.throws(() => checkCorefile('gw.example.net {\n    file /var/lib/lbdns/x.zone other.example.net\n}\n'), /file: zone "other\.example\.net" is not within the server block's zones/);
   assert.throws(() => checkCorefile('gw.example.net {\n    file "/var/lib/my zone" gw.example.net\n}\n'), /is not a plain path/);
   assert.throws(() => checkCorefile('gw.example.net {\n    file /z gw.example.net {\n        reload soon\n    }\n}\n'), /reload "soon" is not a Go duration/);
+  // CoreDNS panics on it at start (time.NewTicker): a crash loop.
+  assert.throws(() => checkCorefile('gw.example.net {\n    file /z gw.example.net {\n        reload -1s\n    }\n}\n'), /reload "-1s" is negative/);
   checkCorefile('gw.example.net:5353 {\n    file /z gw.example.net {\n        reload 1s\n    }\n}\n');
 });
 

@@ -277,7 +277,7 @@ function checkTemplate(d: Directive): void {
 /** CoreDNS's hosts setup refuses a ttl outside this range. */
 const HOSTS_MAX_TTL = 65535;
 
-const HOSTS_OPTIONS = new Set(['fallthrough', 'reload', 'no_reverse', 'no_inline']);
+const HOSTS_OPTIONS = new Set(['fallthrough', 'reload', 'no_reverse']);
 
 /** Runs once per node record: indexes rather than destructuring, which copies every line. */
 function checkHosts(d: Directive): void {
@@ -354,7 +354,10 @@ function checkLoadbalance(d: Directive): void {
   for (const line of d.block ?? []) {
     const [key, value, ...more] = line;
     if (key?.text !== 'reload' || value === undefined || more.length > 0) fail(`unexpected "${line.map((t) => t.text).join(' ')}" in the block: only "reload DURATION"`);
-    if (parseGoDuration((value as Token).text) === null) fail(`reload "${(value as Token).text}" is not a Go duration`);
+    const interval = parseGoDuration((value as Token).text);
+    if (interval === null) fail(`reload "${(value as Token).text}" is not a Go duration`);
+    // A negative interval makes CoreDNS panic at start (time.NewTicker): a crash loop.
+    if ((interval as bigint) < 0n) fail(`reload "${(value as Token).text}" is negative`);
   }
 }
 
@@ -380,7 +383,10 @@ function checkFile(d: Directive, block: ServerBlockHead): void {
     const [key, value, ...more] = line;
     if (key?.text === 'fallthrough') fail('"fallthrough" is unknown to the file plugin before CoreDNS 1.12.2 (OpenShift 4.19 and older), which would refuse the whole file; leave it out');
     if (key?.text !== 'reload' || value === undefined || more.length > 0) fail(`unexpected "${line.map((t) => t.text).join(' ')}" in the block: only "reload DURATION"`);
-    if (parseGoDuration((value as Token).text) === null) fail(`reload "${(value as Token).text}" is not a Go duration`);
+    const interval = parseGoDuration((value as Token).text);
+    if (interval === null) fail(`reload "${(value as Token).text}" is not a Go duration`);
+    // A negative interval makes CoreDNS panic at start (time.NewTicker): a crash loop.
+    if ((interval as bigint) < 0n) fail(`reload "${(value as Token).text}" is negative`);
   }
 }
 
@@ -543,14 +549,43 @@ export function checkCorefile(text: string): void {
       problem = err;
     }
   };
+  const servers: { keys: readonly string[]; line: number; binds: string[] }[] = [];
   readServerBlocks(text, {
     block: (head) => {
       checked(() => {
         for (const key of head.keys) checkKey(key, head.line);
       });
+      servers.push({ keys: head.keys, line: head.line, binds: [] });
       seen = new Map();
     },
-    directive: (head, d) => checked(() => checkDirective(head, d, seen)),
+    directive: (head, d) => {
+      if (d.name === 'bind') servers.at(-1)?.binds.push(...d.args.map((t) => t.text));
+      checked(() => checkDirective(head, d, seen));
+    },
   });
   if (problem !== undefined) throw problem;
+  checkServersDistinct(servers);
+}
+
+/** `example.com.:53` and `Example.com:53` are one server to CoreDNS; a key without a port takes the default one. */
+function serverKey(key: string): string {
+  const m = /^(.*?)(?::([0-9]{1,5}))?$/.exec(key);
+  const zone = (m?.[1] ?? '').toLowerCase();
+  return `${zone === '.' || zone.endsWith('.') ? zone : `${zone}.`}:${m?.[2] === undefined ? 'default' : Number(m[2])}`;
+}
+
+/** CoreDNS refuses the whole file when two server blocks (or one block's keys) serve one zone and port on a shared address. */
+function checkServersDistinct(servers: readonly { keys: readonly string[]; line: number; binds: readonly string[] }[]): void {
+  const taken = new Map<string, { line: number; binds: readonly string[] }[]>();
+  for (const server of servers) {
+    for (const key of server.keys) {
+      const normal = serverKey(key);
+      const before = taken.get(normal) ?? [];
+      // Without bind a block listens on every address, so it meets any other block of its key.
+      const clash = before.find((b) => b.binds.length === 0 || server.binds.length === 0 || b.binds.some((a) => server.binds.includes(a)));
+      if (clash !== undefined) throw new RenderError(`Corefile line ${server.line}: server block key ${quote(key)} is served already (line ${clash.line}) on the same port and address: CoreDNS would refuse the whole file`);
+      before.push({ line: server.line, binds: server.binds });
+      taken.set(normal, before);
+    }
+  }
 }

@@ -22,18 +22,21 @@ const compiled = new Map<string, ReturnType<Eta['compile']>>();
  */
 const TEMPLATE_TIME_LIMIT_MS = 2000;
 
+/** Many times the built-in template's output for 20,000 dual-stack nodes (about 3 MB): more is a template gone wrong. */
+const MAX_COREFILE_CHARS = 32 * 2 ** 20;
+
 /**
  * vm's watchdog stops whatever JavaScript runs inside runInContext, the template's function
  * included. Made at the first custom render: a context costs a few milliseconds of start-up.
  */
 let runner: { readonly sandbox: Context; readonly script: Script } | undefined;
 
-function withinTimeLimit(render: () => string): string {
+function withinTimeLimit(render: () => unknown): unknown {
   runner ??= { sandbox: createContext({ render: (): unknown => undefined }), script: new Script('render()') };
   const { sandbox, script } = runner;
   sandbox.render = render;
   try {
-    return script.runInContext(sandbox, { timeout: TEMPLATE_TIME_LIMIT_MS }) as string;
+    return script.runInContext(sandbox, { timeout: TEMPLATE_TIME_LIMIT_MS });
   } finally {
     sandbox.render = () => undefined;
   }
@@ -121,11 +124,15 @@ export function renderCorefile(recordSet: RecordSet, template: string, source: s
   const names = source === 'builtin' ? recordSet.names : templateNames(recordSet.names);
   const data: CorefileData = { ...recordSet, names, templates: templateBlocks(rest, recordSet.ttl), zones: zonesOf(recordSet), negativeSoa: negativeSoa(recordSet.domain) };
   try {
-    // The built-in template is lbdns's own code: only an admin's template runs under the limit.
-    text = source === 'builtin' ? fn.call(eta, data, {}) : withinTimeLimit(() => fn.call(eta, data, {}));
+    // The built-in template is lbdns's own code: only an admin's template runs under the limit,
+    // on a copy, so that a sort() or splice() in it cannot change what other outputs are made from.
+    const rendered: unknown = source === 'builtin' ? fn.call(eta, data, {}) : withinTimeLimit(() => fn.call(eta, structuredClone(data), {}));
+    if (typeof rendered !== 'string') throw new Error(`it returned ${rendered === null ? 'null' : typeof rendered}, not text`);
+    text = rendered;
   } catch (err) {
     throw runtimeError(source, err);
   }
+  if (text.length > MAX_COREFILE_CHARS) throw new RenderError(`template ${source} produced ${text.length} characters, more than the ${MAX_COREFILE_CHARS} a Corefile may have here: nothing was written`);
   try {
     checkCorefile(text);
   } catch (err) {
