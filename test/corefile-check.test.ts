@@ -296,4 +296,8 @@ test('server blocks of one zone and port bound to different addresses are accept
   checkCorefile('.:5353 {\n    bind 127.0.0.1\n    errors\n}\n.:5353 {\n    bind 127.0.0.2\n    errors\n}\n');
 });
 
+test('rejects a CNAME target with a label past 63 characters: CoreDNS would SERVFAIL every query the block answers', () => {
+  rejects(replaced('"{{ .Name }} 60 IN A 10.0.0.10"', `"{{ .Name }} 60 IN CNAME ${'a'.repeat(64)}.example.com."`), /has CNAME target .* \(of at most 253 characters, 63 a label\)/);
+});
+
 test.run();

@@ -187,6 +187,9 @@ const RR_TYPES = new Set(['A', 'AAAA', 'ANY', 'CNAME', 'TXT', 'SRV', 'PTR', 'MX'
 const CLASSES = new Set(['IN', 'CH', 'HS', 'ANY']);
 const NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.?$/i;
 
+/** A name of a record CoreDNS sends: past 253 characters or 63 a label, every query it answers gets SERVFAIL. */
+const isRecordName = (name: string): boolean => NAME.test(name) && name.replace(/\.$/, '').length <= 253 && name.split('.').every((label) => label.length <= 63);
+
 /** The template actions lbdns writes: the query name, and a capture of the regex that matched it. */
 const ACTIONS = /\{\{ (?:\.Name|index \.Match ([1-9][0-9]*)) \}\}/g;
 
@@ -204,12 +207,12 @@ function checkAnswer(answer: Token, blockType: 'A' | 'AAAA'): number {
   const fields = text.trim().split(/\s+/);
   if (fields.length !== 5) fail('is not "NAME TTL CLASS TYPE DATA"');
   const [name, ttl, cls, type, data] = fields as [string, string, string, string, string];
-  if (!NAME.test(name) && name !== 'probe.example.') fail(`has an invalid owner name ${quote(name)}`);
+  if (!isRecordName(name) && name !== 'probe.example.') fail(`has an invalid owner name ${quote(name)}`);
   if (!/^[0-9]+$/.test(ttl) || Number(ttl) > 2147483647) fail(`has an invalid TTL ${quote(ttl)}`);
   if (cls.toUpperCase() !== 'IN') fail(`has class ${quote(cls)}, expected IN`);
   if (type.toUpperCase() === 'CNAME') {
     // A chain's CNAMEs precede its final addresses in one answer (see NOTES: templates answer whole chains).
-    if (!NAME.test(data) || !data.endsWith('.')) fail(`has CNAME target ${quote(data)}, not an absolute DNS name ending in a dot`);
+    if (!isRecordName(data) || !data.endsWith('.')) fail(`has CNAME target ${quote(data)}, not an absolute DNS name ending in a dot (of at most 253 characters, 63 a label)`);
     return capture;
   }
   if (type.toUpperCase() !== blockType) fail(`is a ${type} record inside a template for ${blockType}: CoreDNS would SERVFAIL`);
@@ -222,7 +225,7 @@ function checkAnswer(answer: Token, blockType: 'A' | 'AAAA'): number {
 function checkAuthority(rr: Token): void {
   const fields = rr.text.trim().split(/\s+/);
   const [name, ttl, cls, type, mname, rname, ...numbers] = fields;
-  const absolute = (n: string | undefined) => n !== undefined && n.endsWith('.') && NAME.test(n.slice(0, -1));
+  const absolute = (n: string | undefined) => n !== undefined && n.endsWith('.') && isRecordName(n.slice(0, -1));
   const ok = fields.length === 11 && absolute(name) && /^[0-9]+$/.test(ttl ?? '') && cls === 'IN' && type === 'SOA' && absolute(mname) && absolute(rname) && numbers.every((x) => /^[0-9]{1,10}$/.test(x) && Number(x) < 2 ** 32);
   if (!ok) throw new RenderError(`Corefile line ${rr.line}: template: authority ${quote(rr.text)} is not "NAME. TTL IN SOA MNAME. RNAME. SERIAL REFRESH RETRY EXPIRE MINIMUM"`);
 }
