@@ -289,6 +289,7 @@ test('what the check keeps of a Corefile does not keep the Corefile itself', () 
 
 test('a second server block of the same zone and port is refused, as CoreDNS refuses the whole file; Example.COM. and example.com are one zone', () => {
   rejects(`${GOOD}. {\n    errors\n}\n`, /server block key "\." is served already \(line 1\)/);
+  rejects(`${GOOD}.:53 {\n    errors\n}\n`, /server block key "\.:53" is served already \(line 1\)/);
   rejects('example.com:5353 {\n    errors\n}\nExample.COM.:5353 {\n    errors\n}\n', /server block key "Example\.COM\.:5353" is served already/);
 });
 
@@ -298,6 +299,10 @@ test('server blocks of one zone and port bound to different addresses are accept
 
 test('rejects a CNAME target with a label past 63 characters: CoreDNS would SERVFAIL every query the block answers', () => {
   rejects(replaced('"{{ .Name }} 60 IN A 10.0.0.10"', `"{{ .Name }} 60 IN CNAME ${'a'.repeat(64)}.example.com."`), /has CNAME target .* \(of at most 253 characters, 63 a label\)/);
+});
+
+test('server blocks of one zone and port are accepted when one filters its queries with view, as CoreDNS accepts them', () => {
+  checkCorefile(".:5353 {\n    view internal {\n        expr incidr(client_ip(), '10.0.0.0/8')\n    }\n    forward . 10.0.0.1\n}\n.:5353 {\n    forward . 10.0.0.2\n}\n");
 });
 
 test.run();

@@ -60,7 +60,7 @@ interface Harness {
 /** Runs `body` against a monitor whose sink takes `sinkMs`, stopping it and the DNS server whatever happens. */
 async function withMonitor(dns: DnsTestServer, initial: ClusterData, sinkMs: number, body: (h: Harness) => Promise<void>): Promise<void> {
   let data = initial;
-  const sources: ClusterSources = { data: () => data, synced: () => true, unsynced: () => [], names: () => [], stop: async () => undefined };
+  const sources: ClusterSources = { data: () => data, synced: () => true, unsynced: () => [], stop: async () => undefined };
   const logs: LogLine[] = [];
   const line = (level: string) => (msg: string, fields: Fields = {}) => void logs.push({ level, msg, ...fields });
   const log: Logger = { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };

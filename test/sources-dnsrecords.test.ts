@@ -1,6 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { dnsRecordPolicyLog, dnsRecordsContribution, type DNSRecord } from '../lib/sources/dnsrecords.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { startClusterSources } from '../lib/sources/cluster-sources.js';
+import { createLogger } from '../lib/runtime/log.js';
+import { LB_NAMES } from '../lib/model.js';
+import { dnsRecord as fixtureDnsRecord, ROUTER, startFakeCluster } from './support/cluster-fixture.js';
 
 function collector() {
   const warnings: { msg: string; fields: Record<string, unknown> }[] = [];
@@ -276,6 +281,36 @@ test('each DNSRecord policy is logged once, and again only when it changes', () 
   report(dnsRecordsContribution([{ ...managed, spec: { ...managed.spec, dnsManagementPolicy: 'Unmanaged' } }], warn, DOMAIN));
   assert.is(lines.length, 2);
   assert.match(String(lines[1]?.action), /not served: the admin's DNS must hold it/);
+});
+
+
+test('the sources name themselves before any starts: a refusal found by the first list comes after, so its counter can be exported from 0 first', async () => {
+  const cluster = await startFakeCluster();
+  cluster.server.create(fixtureDnsRecord('outside', { dnsName: 'www.example.org.', targets: ['10.0.0.1'] }));
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const order: string[] = [];
+  const sources = await startClusterSources({
+    kc,
+    role: 'control-plane',
+    domain: DOMAIN,
+    ttl: 60,
+    purpose: 'corefile',
+    wanted: new Set(LB_NAMES),
+    ingressService: ROUTER,
+    lbConfig: undefined,
+    localSays: { lbs: new Set(), nodes: false },
+    log: createLogger({ write: () => true }),
+    onChange: () => undefined,
+    onStarting: (names) => order.push(`starting ${names.some((n) => n.startsWith('dnsrecords in ')) ? 'with dnsrecords' : 'without dnsrecords'}`),
+    onWarning: (w) => order.push(`warning from ${w.source.split(' ')[0]}`),
+  });
+  try {
+    assert.equal(order.slice(0, 2), ['starting with dnsrecords', 'warning from dnsrecords']);
+  } finally {
+    await sources.stop();
+    await cluster.close();
+  }
 });
 
 test.run();

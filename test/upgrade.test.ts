@@ -13,9 +13,9 @@ import { API_INT_IP, DOMAIN, sleep, startCluster, startMonitor, until, UPSTREAM 
 import { query, servableFlags, startCoreDns, type CoreDns } from './support/coredns.js';
 import { runLbdns } from './support/run-cli.js';
 
-/** This version's Corefile as a previous release wrote it: no `template ANY ANY` blocks, class IN. */
+/** This version's Corefile as a previous release wrote it: no `template ANY ANY` blocks, class IN, `hosts` of /etc/hosts. */
 function previousRelease(corefile: string): string {
-  return corefile.replace(/^ {4}template ANY ANY \S+ \{\n(?: {8}.*\n)*? {4}\}\n/gm, '').replace(/^( {4}template) ANY (A|AAAA) /gm, '$1 IN $2 ');
+  return corefile.replace(/^ {4}template ANY ANY \S+ \{\n(?: {8}.*\n)*? {4}\}\n/gm, '').replace(/^( {4}template) ANY (A|AAAA) /gm, '$1 IN $2 ').replace(/^ {4}hosts \/dev\/null \{$/m, '    hosts {');
 }
 
 test("a new monitor takes over the previous release's Corefile: CoreDNS answers api-int throughout, then serves the new format", async () => {

@@ -81,39 +81,4 @@ test('after a 404 for a moment, watches refused for a while (429) hold nothing u
   });
 });
 
-test("after a 404 for a moment, a new watch that never lists (429, then 404) does not replace the objects held with its empty cache", async () => {
-  const cluster = await startFakeCluster({ nodes: { 'master-0': ['10.0.0.5'] } });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  const plan: number[] = [];
-  const watched = await watchWhenServed<KubernetesObject>({
-    kc,
-    name: 'nodes',
-    what: 'list nodes',
-    path: '/api/v1/nodes',
-    list: async (page) => {
-      const code = page.limit === 1 ? undefined : plan.shift();
-      if (code !== undefined) throw Object.assign(new Error(`HTTP ${code}`), { statusCode: code });
-      return listJson(kc, '/api/v1/nodes', page, true);
-    },
-    log: createLogger({ write: () => true }),
-    onChange: () => undefined,
-    probeMs: PROBE_MS,
-    onAbsent: () => undefined,
-    onServed: () => undefined,
-    onProbeFailed: () => undefined,
-  });
-  try {
-    plan.push(429, 404);
-    cluster.server.failNext({ verb: 'watch' }, 404);
-    cluster.server.closeWatches();
-    const seen = new Set<string>();
-    for (const started = Date.now(); Date.now() - started < 3000; await sleep(25)) seen.add(`${watched.synced()} ${watched.items().map((i) => i.metadata?.name).join()}`);
-    assert.equal([...seen], ['true master-0']);
-  } finally {
-    await watched.stop();
-    await cluster.close();
-  }
-});
-
 test.run();

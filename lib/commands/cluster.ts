@@ -292,6 +292,16 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     ...(ctx.spec.gateway ? { gatewayZones: ctx.spec.gateway.zones, gatewayTtls: ctx.spec.gateway.ttls } : {}),
     log,
     onChange: schedule,
+    // Every series from 0, before the first list can count: one first exported at its first count, 1, gives the alerts' increase() nothing to see.
+    onStarting: (names) => {
+      if (metrics === undefined) return;
+      for (const source of names) metrics.watchRestarts.inc({ source }, 0);
+      if (names.some((s) => s.startsWith('dnsrecords in '))) for (const reason of INGRESS_REFUSALS) metrics.namesRefused.inc({ source: 'dnsrecords', reason }, 0);
+      if (ctx.spec.gateway) {
+        for (const source of ['dnspolicy', 'dnsrecord.kuadrant.io']) for (const reason of REFUSAL_REASONS) metrics.namesRefused.inc({ source, reason }, 0);
+        metrics.namesRefused.inc({ source: 'gateway', reason: 'invalid' }, 0);
+      }
+    },
     onWarning: (warning) => {
       const refusal = nameRefusal(warning.fields);
       if (warning.fresh) {
@@ -307,16 +317,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
       monitor?.sourceFailed();
     },
   });
-  if (metrics) {
-    metrics.unresolvable = () => resolutions.failing();
-    // Every series from 0: one first exported at its first count, 1, gives the alerts' increase() nothing to see.
-    for (const source of sources.names()) metrics.watchRestarts.inc({ source }, 0);
-    if (sources.names().some((s) => s.startsWith('dnsrecords in '))) for (const reason of INGRESS_REFUSALS) metrics.namesRefused.inc({ source: 'dnsrecords', reason }, 0);
-    if (ctx.spec.gateway) {
-      for (const source of ['dnspolicy', 'dnsrecord.kuadrant.io']) for (const reason of REFUSAL_REASONS) metrics.namesRefused.inc({ source, reason }, 0);
-      metrics.namesRefused.inc({ source: 'gateway', reason: 'invalid' }, 0);
-    }
-  }
+  if (metrics) metrics.unresolvable = () => resolutions.failing();
   const onDisagreement = (d: LbDisagreement): void => {
     metrics?.lbSourcesDisagree.inc({ lb: d.lb });
     events.emit({

@@ -145,12 +145,21 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   }
   waitingSince = undefined;
   const out = requireOut(ctx.raw);
-  await checkOutputPath(out, '--out');
-  if (opts.dnsmasqOut !== undefined) {
-    checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
-    await checkOutputPath(opts.dnsmasqOut, '--dnsmasq-out');
-  }
-  const template = await loadTemplate(ctx.raw.template);
+  let lbServers = lbResolvers(ctx.raw, ctx.spec);
+  // Refused at start (exit 2), the health server closed: nothing else is running yet.
+  const template = await (async () => {
+    await checkOutputPath(out, '--out');
+    if (opts.dnsmasqOut !== undefined) {
+      checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
+      await checkOutputPath(opts.dnsmasqOut, '--dnsmasq-out');
+    }
+    // The resolver reads the servers anew at each lookup, where a bad one would only fail every lookup.
+    for (const server of lbServers ?? []) parseDnsServer(server);
+    return loadTemplate(ctx.raw.template);
+  })().catch(async (err: unknown) => {
+    await health.close();
+    throw err;
+  });
   const events = podEventSink(ctx.kc, log);
   portGuard = new PortGuard({
     healthUrl: `http://127.0.0.1:${ctx.spec.healthPort ?? DEFAULTS.healthPort}/health`,
@@ -235,9 +244,6 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const nodeName = opts.nodeName ?? process.env.NODE_NAME;
   if (ctx.identity.onPrem !== undefined && nodeName === undefined) log.warn('NODE_NAME is not set: this node does not record itself as a VIP owner in HostedNetServices status');
   vipOwners = ctx.identity.onPrem !== undefined && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiInt?.report()) : undefined;
-  let lbServers = lbResolvers(ctx.raw, ctx.spec);
-  // Checked here, at start (exit 2): the resolver reads the servers anew at each lookup, where a bad one would only fail every lookup.
-  for (const server of lbServers ?? []) parseDnsServer(server);
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: () => lbServers, sink });
   started = monitor;
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });

@@ -66,11 +66,8 @@ export async function watchWhenServed<T extends KubernetesObject>(opts: WhenServ
     generation += 1;
     const was = inner;
     inner = undefined;
-    // What a watch that never listed holds is nothing: the items kept before it stay.
-    if (was?.synced() === true) {
-      read = true;
-      kept = was.items();
-    } else kept ??= was?.items() ?? [];
+    if (was?.synced() === true) read = true;
+    kept = was?.items() ?? kept ?? [];
     await was?.stop();
     if (!stopped) probeEvery();
   };

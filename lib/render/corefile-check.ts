@@ -280,7 +280,7 @@ function checkTemplate(d: Directive): void {
 /** CoreDNS's hosts setup refuses a ttl outside this range. */
 const HOSTS_MAX_TTL = 65535;
 
-const HOSTS_OPTIONS = new Set(['fallthrough', 'reload', 'no_reverse']);
+const HOSTS_OPTIONS = new Set(['fallthrough', 'reload', 'no_reverse', 'no_inline']);
 
 /** Runs once per node record: indexes rather than destructuring, which copies every line. */
 function checkHosts(d: Directive): void {
@@ -552,17 +552,19 @@ export function checkCorefile(text: string): void {
       problem = err;
     }
   };
-  const servers: { keys: readonly string[]; line: number; binds: string[] }[] = [];
+  const servers: { keys: readonly string[]; line: number; binds: string[]; view: boolean }[] = [];
   readServerBlocks(text, {
     block: (head) => {
       checked(() => {
         for (const key of head.keys) checkKey(key, head.line);
       });
-      servers.push({ keys: head.keys, line: head.line, binds: [] });
+      servers.push({ keys: head.keys, line: head.line, binds: [], view: false });
       seen = new Map();
     },
     directive: (head, d) => {
-      if (d.name === 'bind') servers.at(-1)?.binds.push(...d.args.map((t) => t.text));
+      const server = servers.at(-1);
+      if (d.name === 'bind') server?.binds.push(...d.args.map((t) => t.text));
+      if (d.name === 'view' && server !== undefined) server.view = true;
       checked(() => checkDirective(head, d, seen));
     },
   });
@@ -570,17 +572,18 @@ export function checkCorefile(text: string): void {
   checkServersDistinct(servers);
 }
 
-/** `example.com.:53` and `Example.com:53` are one server to CoreDNS; a key without a port takes the default one. */
+/** `example.com.:53`, `Example.com` and `example.com:53` are one server to CoreDNS (run without -dns.port, as lbdns runs it). */
 function serverKey(key: string): string {
   const m = /^(.*?)(?::([0-9]{1,5}))?$/.exec(key);
   const zone = (m?.[1] ?? '').toLowerCase();
-  return `${zone === '.' || zone.endsWith('.') ? zone : `${zone}.`}:${m?.[2] === undefined ? 'default' : Number(m[2])}`;
+  return `${zone === '.' || zone.endsWith('.') ? zone : `${zone}.`}:${m?.[2] === undefined ? 53 : Number(m[2])}`;
 }
 
 /** CoreDNS refuses the whole file when two server blocks (or one block's keys) serve one zone and port on a shared address. */
-function checkServersDistinct(servers: readonly { keys: readonly string[]; line: number; binds: readonly string[] }[]): void {
+function checkServersDistinct(servers: readonly { keys: readonly string[]; line: number; binds: readonly string[]; view: boolean }[]): void {
   const taken = new Map<string, { line: number; binds: readonly string[] }[]>();
-  for (const server of servers) {
+  // A block with a view filters its queries: CoreDNS lets it share a zone and port with others.
+  for (const server of servers.filter((s) => !s.view)) {
     for (const key of server.keys) {
       const normal = serverKey(key);
       const before = taken.get(normal) ?? [];

@@ -23,8 +23,6 @@ export interface ClusterSources {
   data(): ClusterData;
   /** Every source has listed once. */
   synced(): boolean;
-  /** Every source's name, as its watch restarts are counted. */
-  names(): readonly string[];
   /** Sources not listed yet, with the last error each hit. */
   unsynced(): readonly { readonly source: string; readonly error: KubeError | undefined }[];
   stop(): Promise<void>;
@@ -70,6 +68,8 @@ export interface ClusterSourceOptions {
   readonly log: Logger;
   readonly onChange: () => void;
   readonly onRestart?: (source: string, error: KubeError) => void;
+  /** The sources' names (as onRestart names them), before any of them starts. */
+  readonly onStarting?: (sources: readonly string[]) => void;
   /**
    * Every warning of every computation of a source's contribution (`fresh` when the previous
    * computation did not have it): data refused from an object, for Events and metrics.
@@ -240,6 +240,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
   const zones = opts.gatewayZones ?? [];
   const gateway = zones.length > 0 ? new GatewayInputs(zones, dedupedWarn(opts.log, 'gateway dns', opts.onWarning), opts.gatewayTtls) : undefined;
   const specs = sourceSpecs(opts, gateway);
+  opts.onStarting?.(specs.map((s) => s.name));
   let started: Source[] = [];
   const sources = await Promise.all(
     specs.map(async (spec): Promise<Source> => {
@@ -291,7 +292,6 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
   return {
     data: (): ClusterData => mergeContributions([...started.map((s) => s.contribution.current), ...(gateway ? [gateway.contribution()] : [])]),
     synced: () => started.length === specs.length && started.every((s) => s.collection.synced()),
-    names: () => specs.map((s) => s.name),
     unsynced: () => started.filter((s) => !s.collection.synced()).map((s) => ({ source: s.collection.name, error: s.collection.lastError() })),
     stop: async () => {
       await Promise.all(started.map((s) => s.collection.stop()));
