@@ -150,15 +150,22 @@ test("on-prem, a pod restarted after a verified move serves the moved address fr
   });
 });
 
+/**
+ * HostedNetServices asks for api-int at `address`, and the kubeconfig's CA bundle, which a move
+ * is checked with, holds the API server's CA and the one that signed the certificate of the
+ * server at that address.
+ */
+async function askApiIntAt(c: Parameters<Parameters<typeof withOnPrem>[1]>[0], address: string): Promise<void> {
+  const kubeconfig = parseYaml(await readFile(c.kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
+  for (const entry of kubeconfig.clusters) entry.cluster['certificate-authority-data'] = Buffer.from(`${c.server.ca}${ca.cert}`).toString('base64');
+  await writeFile(c.kubeconfig, toYaml(kubeconfig));
+  await c.server.create(hostedNetServices({ apiintIpAddress: address }));
+}
+
 test('on-prem, the monitor moves api-int to the address HostedNetServices asks for once an API server answers there, and not to one where none does', async () => {
   const port = await apiServer(200, `api-int.${DOMAIN}`);
   await withOnPrem({ switches: true }, async (c) => {
-    // The kubeconfig's CA bundle is what the move is checked with: the API server's CA and the one
-    // that signed the certificate of the server at the new address.
-    const kubeconfig = parseYaml(await readFile(c.kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
-    for (const entry of kubeconfig.clusters) entry.cluster['certificate-authority-data'] = Buffer.from(`${c.server.ca}${ca.cert}`).toString('base64');
-    await writeFile(c.kubeconfig, toYaml(kubeconfig));
-    await c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.1' }));
+    await askApiIntAt(c, '127.0.0.1');
     const monitor = await startMonitor(c, { apiPort: port });
     try {
       const apiInt = async () => (await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`)?.join();
@@ -178,10 +185,7 @@ test('on-prem, the monitor moves api-int to the address HostedNetServices asks f
 test('on-prem, print-records prints api-int where a node would serve it: a move a kube-apiserver answers, not the VIP', async () => {
   const port = await apiServer(200, `api-int.${DOMAIN}`);
   await withOnPrem({ switches: true }, async (c) => {
-    const kubeconfig = parseYaml(await readFile(c.kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
-    for (const entry of kubeconfig.clusters) entry.cluster['certificate-authority-data'] = Buffer.from(`${c.server.ca}${ca.cert}`).toString('base64');
-    await writeFile(c.kubeconfig, toYaml(kubeconfig));
-    await c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.1' }));
+    await askApiIntAt(c, '127.0.0.1');
     const r = await runLbdns(['print-records', c.kubeconfig, '--api-port', String(port), '--names', 'api-int', '--format', 'json', '--upstream', '10.0.0.2']);
     assert.is(r.code, 0, r.stderr);
     assert.equal((JSON.parse(r.stdout) as { value: string }[]).map((x) => x.value), ['127.0.0.1']);

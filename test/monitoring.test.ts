@@ -138,17 +138,21 @@ test('the ServiceMonitor scrapes the static pods through kube-rbac-proxy, which 
   assert.match(arg(lbdns, '--metrics-addr') ?? '', /^127\.0\.0\.1:/, 'the monitor itself listens on loopback only');
 });
 
-test("the monitor's /metrics passes promtool check metrics, but for prom-client's own nodejs gauges named _total", async () => {
+/** What a monitor of a fresh cluster exports once ready. */
+async function readyMonitorMetrics(): Promise<string> {
   const cluster = await startCluster();
   const monitor = await startMonitor(cluster);
-  let text: string;
   try {
     await until('ready', async () => (await fetch(`http://${monitor.health}/readyz`)).status === 200, 10_000);
-    text = await (await fetch(`http://${monitor.health}/metrics`)).text();
+    return await (await fetch(`http://${monitor.health}/metrics`)).text();
   } finally {
     await monitor.stop();
     await cluster.close();
   }
+}
+
+test("the monitor's /metrics passes promtool check metrics, but for prom-client's own nodejs gauges named _total", async () => {
+  const text = await readyMonitorMetrics();
   for (const name of ['lbdns_corefile_out_of_date', 'lbdns_lb_hostnames_unresolvable', 'lbdns_names_refused_total', 'lbdns_ready']) assert.ok(text.includes(`# TYPE ${name} `), name);
   assert.not.ok(text.includes('lbdns_infrastructure_status_in_sync'), "the monitor does not export update-infra-status's gauge");
   const r = await promtool(['check', 'metrics'], text);
@@ -158,16 +162,7 @@ test("the monitor's /metrics passes promtool check metrics, but for prom-client'
 });
 
 test("the counters the alerts read with increase() are exported from 0 before their first count: a refused name and a watch restart", async () => {
-  const cluster = await startCluster();
-  const monitor = await startMonitor(cluster);
-  let text: string;
-  try {
-    await until('ready', async () => (await fetch(`http://${monitor.health}/readyz`)).status === 200, 10_000);
-    text = await (await fetch(`http://${monitor.health}/metrics`)).text();
-  } finally {
-    await monitor.stop();
-    await cluster.close();
-  }
+  const text = await readyMonitorMetrics();
   assert.match(text, /^lbdns_names_refused_total\{source="dnsrecords",reason="outside-domain"\} 0$/m);
   assert.match(text, /^lbdns_watch_restarts_total\{source="nodes"\} 0$/m);
 });
