@@ -1,8 +1,7 @@
 import { Backoff } from '../kube/backoff.js';
-import { writeFileAtomic } from '../sinks/atomic-write.js';
+import { checkOutputPath, writeFileAtomic } from '../sinks/atomic-write.js';
 import { checkDnsmasqListen } from '../render/dnsmasq.js';
 import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
-import { checkOutputPath } from '../sinks/atomic-write.js';
 import { parseDnsServer } from '../resolve/host-resolver.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
