@@ -147,8 +147,11 @@ export interface OwnedEndpoints {
   /** The configured zone its names must lie in. */
   readonly zone: string;
   readonly endpoints: readonly GatewayEndpoint[];
-  /** For a DNSPolicy's: the endpoints Kuadrant's builder makes, made when asked (`display`). */
-  readonly built?: () => readonly BuiltEndpoint[];
+  /**
+   * For a DNSPolicy's: its listener's host, and the builder that makes the endpoints Kuadrant's
+   * builder makes for it, when asked (`display`); one builder for a policy's listeners.
+   */
+  readonly built?: { readonly host: string; readonly again: (host: string) => readonly BuiltEndpoint[] };
 }
 
 /** An endpoint Kuadrant's builder makes, the object it is for, and how what lbdns serves of it differs. */

@@ -42,7 +42,7 @@ export async function displayCommand(opts: DisplayOptions): Promise<number> {
     withheld: state.withheld,
     ...(state.dnsType === undefined ? {} : { dnsType: state.dnsType }),
     ...(state.apiIntRollout === undefined ? {} : { apiIntRollout: state.apiIntRollout }),
-    ...(state.spec.gateway ? { gateway: { endpoints: state.spec.gateway.owners.flatMap((o) => o.built?.() ?? []).map(kuadrantForm), served: state.gateway.served, refused: state.gateway.refused } } : {}),
+    ...(state.spec.gateway ? { gateway: { endpoints: state.spec.gateway.owners.flatMap((o) => o.built?.again(o.built.host) ?? []).map(kuadrantForm), served: state.gateway.served, refused: state.gateway.refused } } : {}),
   };
   opts.io.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
   return EXIT.ok;

@@ -206,7 +206,7 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     }
     const endpoints = servedWithWarnings(kuadrant, source, keep);
     if (endpoints.length === 0) return;
-    owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints, built: () => again(host) });
+    owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints, built: { host, again } });
   });
   built.set(gateway, { inputs, owners, warnings });
   return owners;
