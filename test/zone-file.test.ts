@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NameRecord } from '../lib/model.js';
 import { checkCorefile } from '../lib/render/corefile-check.js';
-import { formatZoneFile, nextSerial, parseZoneFile, splitByZone, zoneOf, zoneRecords } from '../lib/render/zone-file.js';
+import { formatZoneFile, isZoneFile, nextSerial, parseZoneFile, splitByZone, zoneOf, zoneRecords } from '../lib/render/zone-file.js';
 import { writeZoneFile } from '../lib/sinks/zone-file-output.js';
 
 const record = (name: string, fields: Partial<NameRecord> = {}): NameRecord => ({ name, v4: [], v6: [], source: 'test', ...fields });
@@ -104,6 +104,21 @@ test('the Corefile check refuses a file directive for a zone outside its server 
 
 test('the Corefile check refuses fallthrough in a file block: CoreDNS before 1.12.2 (OpenShift 4.19 and older) refuses the whole file for it', () => {
   assert.throws(() => checkCorefile('gw.example.net:5353 {\n    file /z gw.example.net {\n        reload 1s\n        fallthrough\n    }\n}\n'), /file: "fallthrough" is unknown to the file plugin before CoreDNS 1\.12\.2 \(OpenShift 4\.19 and older\)/);
+});
+
+test('a zone file is recognised in place exactly when it is the text formatZoneFile makes', () => {
+  const records = 'a.gw.example.net. 60 IN A 192.0.2.1\nb.gw.example.net. 60 IN A 192.0.2.2';
+  for (const [zone, serial, recs] of [['gw.example.net', 7, records], ['gw.example.net', 7, '']] as const) {
+    const text = formatZoneFile(zone, serial, recs);
+    assert.ok(isZoneFile(text, zone, serial, recs));
+    assert.not.ok(isZoneFile(text, zone, serial + 1, recs));
+    assert.not.ok(isZoneFile(`${text}\n`, zone, serial, recs));
+    assert.not.ok(isZoneFile(text.slice(0, -1), zone, serial, recs));
+    assert.not.ok(isZoneFile(text, 'other.example.net', serial, recs));
+  }
+  const text = formatZoneFile('gw.example.net', 7, records);
+  assert.not.ok(isZoneFile(text, 'gw.example.net', 7, records.replace('192.0.2.2', '192.0.2.3')));
+  assert.not.ok(isZoneFile(`${text.slice(0, -1)} `, 'gw.example.net', 7, records));
 });
 
 test.run();

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { RecordSet } from '../model.js';
-import { formatZoneFile, nextSerial, parseZoneFile } from '../render/zone-file.js';
+import { formatZoneFile, isZoneFile, nextSerial, parseZoneFile } from '../render/zone-file.js';
 import { writeFileAtomic, type WriteResult } from './atomic-write.js';
 import { besideCorefile } from './weight-file-output.js';
 
@@ -20,7 +20,7 @@ export async function writeZoneFile(path: string, zone: string, records: string,
     throw err;
   });
   const current = text === undefined ? undefined : parseZoneFile(text);
-  if (current !== undefined && text === formatZoneFile(zone, current.serial, records)) return { written: false, path };
+  if (current !== undefined && isZoneFile(text as string, zone, current.serial, records)) return { written: false, path };
   return writeFileAtomic(path, formatZoneFile(zone, nextSerial(current?.serial, nowSeconds), records));
 }
 
