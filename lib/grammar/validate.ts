@@ -68,6 +68,11 @@ export function validateDomain(field: string, value: unknown): string {
   return domain;
 }
 
+/** Whether a name (a trailing dot allowed) fits DNS's limits: 253 characters, 63 a label. */
+export function withinDnsLimits(name: string): boolean {
+  return name.replace(/\.$/, '').length <= 253 && name.split('.').every((label) => label.length <= 63);
+}
+
 /** Labels of a DNS name, counted in place: it runs for every served name of every render. */
 export function labelCount(name: string): number {
   let count = 1;

@@ -2,6 +2,7 @@ import { quote, RenderError } from '../errors.js';
 import { parseGoDuration } from '../grammar/go-duration.js';
 import { parseHostPort } from '../grammar/host-port.js';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
+import { withinDnsLimits } from '../grammar/validate.js';
 import { LIMITS } from '../model.js';
 import { re2Parse } from './re2-syntax.js';
 
@@ -188,7 +189,7 @@ const CLASSES = new Set(['IN', 'CH', 'HS', 'ANY']);
 const NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.?$/i;
 
 /** A name of a record CoreDNS sends: past 253 characters or 63 a label, every query it answers gets SERVFAIL. */
-const isRecordName = (name: string): boolean => NAME.test(name) && name.replace(/\.$/, '').length <= 253 && name.split('.').every((label) => label.length <= 63);
+const isRecordName = (name: string): boolean => NAME.test(name) && withinDnsLimits(name);
 
 /** The template actions lbdns writes: the query name, and a capture of the regex that matched it. */
 const ACTIONS = /\{\{ (?:\.Name|index \.Match ([1-9][0-9]*)) \}\}/g;

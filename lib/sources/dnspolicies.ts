@@ -1,7 +1,7 @@
 import { BlockList } from 'node:net';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
 import type { BuiltEndpoint, GatewayTtls, OwnedEndpoints } from '../model.js';
-import { validateGeoCode, validateWeight } from '../grammar/validate.js';
+import { validateGeoCode, validateWeight, withinDnsLimits } from '../grammar/validate.js';
 import { buildEndpoints, ClusterIdUnknown, type BuildTarget, type LoadBalancing } from './gateway-endpoints.js';
 import type { GatewayAddress, GatewayView } from './gateways.js';
 import { perObject, sameObjects } from './per-object.js';
@@ -197,7 +197,7 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
       return;
     }
     // A long host gives derived names (klb., the geo, the leaf) past DNS's limits: CoreDNS loads them and answers packets clients refuse, or refuses the zone file.
-    const overlong = kuadrant.find((e) => e.dnsName.length > 253 || e.dnsName.split('.').some((label) => label.length > 63));
+    const overlong = kuadrant.find((e) => !withinDnsLimits(e.dnsName));
     if (overlong !== undefined) {
       const reason = `the name ${overlong.dnsName.slice(0, 80)}… Kuadrant builds for it is ${overlong.dnsName.length} characters, more than DNS allows (253, and 63 a label)`;
       // `where` ends in hostname: counted and reported as a refused name (NameRefused), not as data ignored.
