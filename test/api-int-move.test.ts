@@ -107,6 +107,21 @@ test('an address where no kube-apiserver answers is not served: the reason is sa
   }
 });
 
+test("a move is settled by its own first check, not by another address's failure: a one-shot command waits for it", async () => {
+  const { gate: g, failures } = gate(await apiServer(200));
+  try {
+    g.select('127.0.0.2', VIPS);
+    assert.not.ok(g.settled());
+    await until('the first failed check', () => failures.length >= 1);
+    assert.ok(g.settled());
+    g.select('127.0.0.3', VIPS);
+    assert.not.ok(g.settled(), 'the failure at 127.0.0.2 says nothing of 127.0.0.3');
+    await until('its own failed check', () => failures.length >= 2 && g.settled());
+  } finally {
+    g.stop();
+  }
+});
+
 test('going back to the VIP is verified the same way', async () => {
   const { gate: g, switches } = gate(await apiServer(200));
   try {
