@@ -121,7 +121,7 @@ test('a watch whose request cannot be prepared (a credential plugin failing) is 
 });
 
 /** A collection watched on a server that lists nothing and answers every watch with `watch`; how many watches it was asked for. */
-async function watchesAgainst(watch: (res: ServerResponse) => void, forMs: number): Promise<number> {
+async function watchesAgainst(watch: (res: ServerResponse) => void, forMs: number, answerMs?: number): Promise<number> {
   let watches = 0;
   const server = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
@@ -135,7 +135,7 @@ async function watchesAgainst(watch: (res: ServerResponse) => void, forMs: numbe
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const kc = new KubeConfig();
   kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
-  const collection = await watchCollection<KubernetesObject>({ kc, name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', list: (page) => listJson(kc, '/api/v1/nodes', page, true), log: quiet, onChange: () => undefined });
+  const collection = await watchCollection<KubernetesObject>({ kc, name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', list: (page) => listJson(kc, '/api/v1/nodes', page, true), log: quiet, onChange: () => undefined, ...(answerMs === undefined ? {} : { answerMs }) });
   try {
     await sleep(forMs);
     return watches;
@@ -155,6 +155,11 @@ test('a watch the API server refuses inside its stream (an ERROR event) is asked
 test('a watch the API server ends as soon as it begins, empty, is asked for again after a growing backoff', async () => {
   const watches = await watchesAgainst((res) => res.end(), 3700);
   assert.ok(watches >= 3 && watches <= 5, `${watches} watches in 3.7 s`);
+});
+
+test('a watch the API server accepts and never answers is given up after its answer time and asked for again', async () => {
+  const watches = await watchesAgainst(() => undefined, 2500, 500);
+  assert.ok(watches >= 2, `${watches} watches in 2.5 s, each unanswered`);
 });
 
 test('the cache keeps only what the projection keeps of each object', async () => {

@@ -19,6 +19,7 @@ const WATCH_TIMEOUT_MIN_S = 300;
  * this long, or brings an event, as working (see ProjectingWatch).
  */
 const EMPTY_WATCH_MS = 1000;
+const WATCH_ANSWER_MS = 60_000;
 
 export interface WatchOptions<T extends KubernetesObject> {
   readonly kc: KubeConfig;
@@ -49,6 +50,11 @@ export interface WatchOptions<T extends KubernetesObject> {
   readonly onChange: (items: T[]) => void;
   /** Called each time the watch fails and is restarted. */
   readonly onRestart?: (error: KubeError) => void;
+  /**
+   * How long a watch waits for the API server's answer, and for its end past the timeout it
+   * asked for, before it is taken as failed (default 60 s).
+   */
+  readonly answerMs?: number;
 }
 
 /** A list+watch of one collection whose cache survives API outages. */
@@ -70,6 +76,13 @@ export interface WatchedCollection<T> {
 export async function watchCollection<T extends KubernetesObject>(opts: WatchOptions<T>): Promise<WatchedCollection<T>> {
   const k8s = await kubeModule();
   const { project, pageSize } = opts;
+  const answerMs = opts.answerMs ?? WATCH_ANSWER_MS;
+  // client-node gives a watch's request no time limit (its own is overwritten by its abort
+  // signal): a watch the API server, or a proxy before it, accepts and never answers would
+  // hold the collection forever. node-fetch's `timeout` bounds the wait for the answer.
+  const watchConfig: KubeConfig = Object.create(opts.kc, {
+    applyToFetchOptions: { value: async (o: Parameters<KubeConfig['applyToFetchOptions']>[0]) => ({ ...(await opts.kc.applyToFetchOptions(o)), timeout: answerMs }) },
+  });
   /** Set while the cache takes in an update that changed nothing the source reads. */
   let unchanged = false;
   /**
@@ -89,10 +102,12 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       // is asked for less and less often.
       const working = setTimeout(() => backoff.succeeded(), EMPTY_WATCH_MS);
       working.unref();
+      let overdue: NodeJS.Timeout | undefined;
       const finish = (err: unknown) => {
         if (finished) return;
         finished = true;
         clearTimeout(working);
+        clearTimeout(overdue);
         const empty = (err === null || err === undefined) && events === 0 && Date.now() - opened < EMPTY_WATCH_MS;
         done(empty ? new Error('the API server ended the watch as soon as it began') : err);
       };
@@ -109,13 +124,14 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
         }
       };
       let controller: AbortController | undefined;
+      // As client-go does: the server ends each watch after 5 to 10 minutes, so a connection
+      // that died silently is replaced, and bookmarks keep the resourceVersion fresh so the
+      // next watch resumes instead of relisting.
+      const timeoutSeconds = WATCH_TIMEOUT_MIN_S + Math.floor(Math.random() * WATCH_TIMEOUT_MIN_S);
       try {
         controller = await super.watch(
           path,
-          // As client-go does: the server ends each watch after 5 to 10 minutes, so a
-          // connection that died silently is replaced, and bookmarks keep the resourceVersion
-          // fresh so the next watch resumes instead of relisting.
-          { ...query, timeoutSeconds: WATCH_TIMEOUT_MIN_S + Math.floor(Math.random() * WATCH_TIMEOUT_MIN_S), allowWatchBookmarks: true },
+          { ...query, timeoutSeconds, allowWatchBookmarks: true },
           (phase, obj, watchObj) => {
             events += 1;
             const status = obj as { code?: unknown; message?: unknown } | null;
@@ -132,6 +148,15 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       }
       // ListWatch opens the next watch after a relist without asking whether it was stopped.
       if (stopped) controller.abort();
+      else if (!finished) {
+        // A connection that died half-open after the answer brings nothing, and its end never comes.
+        const opened = controller;
+        overdue = setTimeout(() => {
+          finish(new Error('the API server did not end the watch by the timeout it was given'));
+          opened.abort();
+        }, timeoutSeconds * 1000 + answerMs);
+        overdue.unref();
+      }
       return controller;
     }
   }
@@ -169,7 +194,7 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     }
     return { ...(last as KubernetesListObject<T>), items };
   };
-  const informer = new k8s.ListWatch<T>(opts.path, new ProjectingWatch(opts.kc), listAll, false, opts.labelSelector, opts.fieldSelector);
+  const informer = new k8s.ListWatch<T>(opts.path, new ProjectingWatch(watchConfig), listAll, false, opts.labelSelector, opts.fieldSelector);
   let stopped = false;
   let synced = false;
   let lastError: KubeError | undefined;
