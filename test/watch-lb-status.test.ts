@@ -319,6 +319,19 @@ test('SIGTERM while the monitor still waits for an unreachable API server exits 
   }
 });
 
+test('SIGTERM while the first list of Nodes goes unanswered exits 0 within a second', async () => {
+  const cluster = await startFakeCluster();
+  cluster.server.failNext({ verb: 'list', pathIncludes: '/nodes' }, 'unanswered', 100);
+  const child = spawnMonitor(cluster);
+  try {
+    await until('an unanswered list of Nodes', () => cluster.server.requests.some((r) => r.verb === 'list' && r.path.endsWith('/nodes') && r.status === 0), 10_000);
+    await exitsPromptlyOnSigterm(child);
+  } finally {
+    await child.kill();
+    await cluster.close();
+  }
+});
+
 test('SIGTERM while an LB hostname query is timing out still exits 0 within a second', async () => {
   await withDnsServer(async (dns) => {
     dns.set(ROUTER_LB, { A: ['10.0.1.30'], ttl: 1 });

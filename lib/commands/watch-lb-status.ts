@@ -159,6 +159,10 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     await health.close();
     throw err;
   });
+  const gatewayFiles = await (async () => (ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined))().catch(async (err: unknown) => {
+    await health.close();
+    throw err;
+  });
   const events = podEventSink(ctx.kc, log);
   portGuard = new PortGuard({
     healthUrl: `http://127.0.0.1:${ctx.spec.healthPort ?? DEFAULTS.healthPort}/health`,
@@ -174,10 +178,9 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     },
   });
   portGuard.start();
-  const gatewayFiles = ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined;
 
   let lastSet: RecordSet | undefined;
-  const writeRetry = new Backoff(() => monitor.schedule(), WRITE_RETRY);
+  const writeRetry = new Backoff(() => started?.schedule(), WRITE_RETRY);
   const sink = async (state: DesiredState): Promise<boolean> => {
     writeRetry.cancel();
     const recordSet = gatewayFiles ? { ...state.recordSet, ...gatewayFiles } : state.recordSet;
@@ -243,7 +246,25 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const nodeName = opts.nodeName ?? process.env.NODE_NAME;
   if (ctx.identity.onPrem !== undefined && nodeName === undefined) log.warn('NODE_NAME is not set: this node does not record itself as a VIP owner in HostedNetServices status');
   vipOwners = ctx.identity.onPrem !== undefined && nodeName !== undefined ? vipOwnerReporter(ctx.kc, nodeName, log, () => started?.apiInt?.report()) : undefined;
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: () => lbServers, sink });
+  const closeStarted = async () => {
+    writeRetry.cancel();
+    vipOwners?.stop();
+    portGuard?.stop();
+    await health.close();
+    await events.close();
+  };
+  // The first list of every source can take minutes on an API server that stopped answering.
+  const starting = startPipeline(ctx, { purpose: 'corefile', log, metrics, events, dnsServers: () => lbServers, sink });
+  const monitor = await stop.unlessStopped(starting).catch(async (err: unknown) => {
+    await closeStarted();
+    throw err;
+  });
+  if (monitor === undefined) {
+    void starting.then((m) => m.stop(), () => undefined);
+    await closeStarted();
+    log.info('stopping', { why: 'stopped while the sources were starting' });
+    return EXIT.ok;
+  }
   started = monitor;
   log.info('watching', { out, health: health.address, role: ctx.spec.role, domain: ctx.spec.domain });
 

@@ -922,7 +922,8 @@ export interface KubeApiServer {
   /** Ends every open watch stream cleanly, as an apiserver does at its request timeout. */
   closeWatches(): void;
   /** Answers the next `count` matching requests with `status` and the Status body a real server would send. */
-  failNext(match: FailMatch, status: number, count?: number): void;
+  /** `unanswered`: the request is taken and never answered, as by a proxy whose API server is gone. */
+  failNext(match: FailMatch, status: number | 'unanswered', count?: number): void;
   /** Sets (or with undefined clears) the hook run when a write arrives, before it is applied. */
   beforeWrite(hook: BeforeWriteHook | undefined): void;
   /** Stops listening and drops every connection (watches end first); the store is kept. */
@@ -934,7 +935,7 @@ export interface KubeApiServer {
 
 interface Failure {
   readonly match: FailMatch;
-  readonly status: number;
+  readonly status: number | 'unanswered';
   remaining: number;
 }
 
@@ -1066,7 +1067,7 @@ class TestKubeApiServer implements KubeApiServer {
     for (const watcher of [...this.store.watchers]) this.store.detach(watcher);
   }
 
-  failNext(match: FailMatch, status: number, count = 1): void {
+  failNext(match: FailMatch, status: number | 'unanswered', count = 1): void {
     this.failures.push({ match, status, remaining: count });
   }
 
@@ -1157,6 +1158,10 @@ class TestKubeApiServer implements KubeApiServer {
       const user = this.options.user ?? DEFAULT_USER;
       if (this.options.rules && !rulesAllow(this.options.rules, attrs)) throw forbidden(attrs, user);
       const injected = this.takeFailure(method, url.pathname, attrs.verb);
+      if (injected === 'unanswered') {
+        record(0);
+        return;
+      }
       if (injected !== undefined) {
         const err = injectedFailure(injected, attrs, rt, user);
         send(err.status.code, err.status, injected === 429 ? { 'Retry-After': '1' } : {});
@@ -1170,7 +1175,7 @@ class TestKubeApiServer implements KubeApiServer {
     }
   }
 
-  private takeFailure(method: string, path: string, verb: string): number | undefined {
+  private takeFailure(method: string, path: string, verb: string): number | 'unanswered' | undefined {
     const failure = this.failures.find(
       (f) =>
         (f.match.method === undefined || f.match.method.toUpperCase() === method) &&
