@@ -5,7 +5,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
@@ -135,17 +135,20 @@ const CASES: readonly BadInput[] = [
   { what: 'an upstream host name with a port', args: () => cluster({ '--upstream': ['dns.example.net:5353'] }), message: names('--upstream', 'dns.example.net:5353') },
   { what: 'an upstream port of 0', args: () => cluster({ '--upstream': ['10.0.0.2:0'] }), message: names('--upstream', '10.0.0.2:0') },
   { what: 'a health port that is the ready port', args: () => cluster({}, ['--health-port', '9000', '--ready-port', '9000']), message: /--ready-port: "9000" is the health port too/ },
+  { what: 'a health port that is the default DNS port', args: () => cluster({}, ['--health-port', '53']), message: /--health-port: "53" is the DNS port \(--listen :53, the default\)/ },
+  { what: 'a ready port that is the default DNS port', args: () => cluster({}, ['--ready-port', '53']), message: /--ready-port: "53" is the DNS port \(--listen :53, the default\)/ },
+  { what: 'a health port that is the default ready port, named by the flag given', args: () => cluster({}, ['--health-port', '18181']), message: /--health-port: "18181" is the ready port too/ },
   { what: 'a health port out of range', args: () => cluster({}, ['--health-port', '65536']), message: names('--health-port', '65536') },
   { what: 'a listen port with a leading zero', args: () => cluster({}, ['--listen', '127.0.0.1:05353']), message: names('--listen', '127.0.0.1:05353') },
   { what: 'an upstream port with a leading zero', args: () => cluster({ '--upstream': ['10.0.0.2:053'] }), message: names('--upstream', '10.0.0.2:053') },
   { what: 'a listen port that is the health port', args: () => cluster({}, ['--health-port', '5353', '--listen', ':5353']), message: /--listen: ":5353" uses port 5353, which CoreDNS's health endpoint listens on/ },
   { what: 'an empty upstream list in the config file', args: (d) => cluster({ '--upstream': null }, ['--config', join(d, 'no-upstreams.yaml')]), message: /--upstream: \[\] is empty; give at least one upstream resolver/ },
   { what: 'a resolv.conf with only a loopback resolver', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'resolv-loopback.conf')]), message: /no usable upstream resolver in .*resolv-loopback\.conf: 127\.0\.0\.53 \(loopback or link-local\)/ },
-  { what: 'a resolv.conf that does not exist', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'missing.conf')]), message: /--resolv-conf .*missing\.conf: cannot read it \(ENOENT\)/ },
+  { what: 'a resolv.conf that does not exist', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'missing.conf')]), message: /--resolv-conf ".*missing\.conf": cannot read it \(ENOENT\)/ },
   { what: 'a --dns-server that is no address', args: () => cluster({}, ['--dns-server', 'dns.example.net']), message: names('--dns-server', 'dns.example.net') },
-  { what: 'a --config that does not exist', args: (d) => cluster({}, ['--config', join(d, 'missing.yaml')]), message: /--config .*missing\.yaml: cannot read it \(ENOENT\)/ },
-  { what: 'a --config that is a directory', args: (d) => cluster({}, ['--config', d]), message: /--config .*: is not a regular file/ },
-  { what: 'a --template that does not exist', args: (d) => cluster({}, ['--template', join(d, 'missing.eta')]), message: /--template .*missing\.eta: cannot read it \(ENOENT\)/ },
+  { what: 'a --config that does not exist', args: (d) => cluster({}, ['--config', join(d, 'missing.yaml')]), message: /--config ".*missing\.yaml": cannot read it \(ENOENT\)/ },
+  { what: 'a --config that is a directory', args: (d) => cluster({}, ['--config', d]), message: /--config ".*": is not a regular file/ },
+  { what: 'a --template that does not exist', args: (d) => cluster({}, ['--template', join(d, 'missing.eta')]), message: /--template ".*missing\.eta": cannot read it \(ENOENT\)/ },
   { what: 'a custom template that closes a block it never opened', args: (d) => cluster({}, ['--template', join(d, 'close-brace.eta')]), message: /template .*close-brace\.eta produced a Corefile CoreDNS would not serve correctly: Corefile line 5: expected a server block "KEY \{", found "\}"/ },
   { what: 'a custom template with an AAAA answer in an A block', args: (d) => cluster({}, ['--template', join(d, 'aaaa-in-a.eta')]), message: /aaaa-in-a\.eta .*answer "\{\{ \.Name \}\} 60 IN AAAA fd00::1" is a AAAA record inside a template for A/ },
   { what: 'a custom template with an answer that is no IP', args: (d) => cluster({}, ['--template', join(d, 'bad-ip-answer.eta')]), message: /bad-ip-answer\.eta .*has "10\.0\.1\.300", not an IPv4 address/ },
@@ -155,15 +158,15 @@ const CASES: readonly BadInput[] = [
   { what: 'a custom template whose Corefile would be 64 MiB', args: (d) => cluster({}, ['--template', join(d, 'huge.eta')]), message: /template .*huge\.eta produced 67108884 characters, more than the 33554432/ },
   { what: 'a custom template that never ends', args: (d) => cluster({}, ['--template', join(d, 'endless.eta')]), message: /template .*endless\.eta did not finish within 2 s/ },
   { what: 'a YAML alias bomb in the config file', args: (d) => cluster({ '--domain': null }, ['--config', join(d, 'alias-bomb.yaml')]), message: /alias-bomb\.yaml: a1\[0\] is a YAML alias \(\*name\) of an anchor \(&name\)/ },
-  { what: 'a config file over 1 MiB', args: (d) => cluster({}, ['--config', join(d, 'too-big.yaml')]), message: /--config .*too-big\.yaml: is 1100023 bytes; lbdns reads at most 1048576 \(1 MiB\)/ },
+  { what: 'a config file over 1 MiB', args: (d) => cluster({}, ['--config', join(d, 'too-big.yaml')]), message: /--config ".*too-big\.yaml": is 1100023 bytes; lbdns reads at most 1048576 \(1 MiB\)/ },
   { what: 'a NaN TTL in the config file, named by its key', args: (d) => cluster({}, ['--config', join(d, 'nan-ttl.yaml')]), message: /nan-ttl\.yaml: ttl: NaN is not a finite number/ },
-  { what: 'a --config that is a FIFO, without waiting on it', args: (d) => cluster({}, ['--config', join(d, 'fifo')]), message: /--config .*fifo: is not a regular file/ },
-  { what: 'a --template that is a FIFO, without waiting on it', args: (d) => cluster({}, ['--template', join(d, 'fifo')]), message: /--template .*fifo: is not a regular file/ },
-  { what: 'a --resolv-conf that is a FIFO, without waiting on it', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'fifo')]), message: /--resolv-conf .*fifo: is not a regular file/ },
-  { what: 'a --resolv-conf that is an endless device', args: () => cluster({ '--upstream': null }, ['--resolv-conf', '/dev/zero']), message: /--resolv-conf \/dev\/zero: is not a regular file/ },
-  { what: 'a kubeconfig that is a FIFO, without waiting on it', args: (d) => [join(d, 'fifo'), ...cluster()], message: /kubeconfig .*fifo: is not a regular file/ },
-  { what: 'a kubeconfig that is an endless device', args: () => ['/dev/zero', ...cluster()], message: /kubeconfig \/dev\/zero: is not a regular file/ },
-  { what: 'a kubeconfig over 1 MiB', args: (d) => [join(d, 'too-big.yaml'), ...cluster()], message: /kubeconfig .*too-big\.yaml: is 1100023 bytes; lbdns reads at most 1048576/ },
+  { what: 'a --config that is a FIFO, without waiting on it', args: (d) => cluster({}, ['--config', join(d, 'fifo')]), message: /--config ".*fifo": is not a regular file/ },
+  { what: 'a --template that is a FIFO, without waiting on it', args: (d) => cluster({}, ['--template', join(d, 'fifo')]), message: /--template ".*fifo": is not a regular file/ },
+  { what: 'a --resolv-conf that is a FIFO, without waiting on it', args: (d) => cluster({ '--upstream': null }, ['--resolv-conf', join(d, 'fifo')]), message: /--resolv-conf ".*fifo": is not a regular file/ },
+  { what: 'a --resolv-conf that is an endless device', args: () => cluster({ '--upstream': null }, ['--resolv-conf', '/dev/zero']), message: /--resolv-conf "\/dev\/zero": is not a regular file/ },
+  { what: 'a kubeconfig that is a FIFO, without waiting on it', args: (d) => [join(d, 'fifo'), ...cluster()], message: /kubeconfig ".*fifo": is not a regular file/ },
+  { what: 'a kubeconfig that is an endless device', args: () => ['/dev/zero', ...cluster()], message: /kubeconfig "\/dev\/zero": is not a regular file/ },
+  { what: 'a kubeconfig over 1 MiB', args: (d) => [join(d, 'too-big.yaml'), ...cluster()], message: /kubeconfig ".*too-big\.yaml": is 1100023 bytes; lbdns reads at most 1048576/ },
   { what: 'a kubeconfig that is no YAML mapping', args: (d) => [join(d, 'not-a-kubeconfig'), ...cluster()], message: /kubeconfig .*not-a-kubeconfig: is not a kubeconfig: not a YAML mapping/ },
   { what: 'a kubeconfig that lists no clusters', args: (d) => [join(d, 'no-clusters.kubeconfig'), ...cluster()], message: /kubeconfig .*no-clusters\.kubeconfig: is not a kubeconfig: it lists no clusters/ },
   { what: 'a kubeconfig whose exec credential plugin prints nothing, at once and without retrying', args: (d) => [join(d, 'silent-plugin.kubeconfig'), ...cluster()], message: /user "u": its exec credential plugin "\/bin\/true" printed no ExecCredential JSON on stdout/ },
@@ -283,6 +286,33 @@ test('an --out that is a directory is refused with exit 2 before anything is wri
   assert.is(r.code, 2, r.stderr);
   assert.match(r.stderr, /--out ".*Corefile": is a directory; nothing was written/);
   assert.equal(await readdir(dir), ['Corefile']);
+});
+
+const SAME_FILE: readonly { what: string; args: (dir: string) => string[]; message: RegExp }[] = [
+  { what: "an --out that is the Gateway weight file's path", args: (d) => ['--gateway-zone', 'gw.example.com', '--out', join(d, 'Corefile.weights')], message: /the Gateway weight file ".*Corefile\.weights" is the same file as --out/ },
+  { what: "an --out that is a Gateway zone file's path", args: (d) => ['--gateway-zone', 'gw.example.com', '--out', join(d, 'gw.example.com.zone')], message: /the zone file of gw\.example\.com ".*gw\.example\.com\.zone" is the same file as --out/ },
+  { what: 'a --dnsmasq-out that is --out', args: (d) => ['--listen', '127.0.0.1:5353', '--out', join(d, 'Corefile'), '--dnsmasq-out', join(d, 'Corefile')], message: /--dnsmasq-out ".*Corefile" is the same file as --out/ },
+  { what: "an --out that is the dnsmasq drop-in's hosts directory", args: (d) => ['--listen', '127.0.0.1:5353', '--out', join(d, 'lbdns.hosts'), '--dnsmasq-out', join(d, 'lbdns.conf')], message: /--dnsmasq-out's hosts directory ".*lbdns\.hosts" is the same file as --out/ },
+];
+
+for (const c of SAME_FILE) {
+  test(`${c.what} is refused with exit 2 before anything is written`, async () => {
+    const dir = await freshDir();
+    const r = await runLbdns(['render-corefile', '--example', ...c.args(dir)]);
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, c.message);
+    assert.equal(await readdir(dir), []);
+  });
+}
+
+test('a --dnsmasq-out that reaches --out through a symlink is refused with exit 2, the Corefile left as it was', async () => {
+  const dir = await freshDir();
+  await writeFile(join(dir, 'Corefile'), PREVIOUS);
+  await symlink(join(dir, 'Corefile'), join(dir, 'lbdns.conf'));
+  const r = await runLbdns(['render-corefile', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'Corefile'), '--dnsmasq-out', join(dir, 'lbdns.conf')]);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--dnsmasq-out ".*lbdns\.conf" is the same file as --out/);
+  assert.is(await readFile(join(dir, 'Corefile'), 'utf8'), PREVIOUS);
 });
 
 test('a --dnsmasq-out naming a directory (a trailing slash) is refused with exit 2 before the Corefile is written', async () => {

@@ -130,14 +130,23 @@ test("a custom template that changes the data it is given (splice) changes nothi
 test('render-dnsmasq refuses a relative --out at once, since the drop-in names the hosts directory beside it by its absolute path', async () => {
   const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--listen', '127.0.0.1:5353', '--out', 'lbdns.conf']);
   assert.is(r.code, 2, r.stderr);
-  assert.match(r.stderr, /--out lbdns\.conf: the drop-in names the directory beside it that holds api-int's hosts file by its absolute path/);
+  assert.match(r.stderr, /--out "lbdns\.conf": the drop-in names the directory beside it that holds api-int's hosts file by its absolute path/);
 });
 
 test('render-dnsmasq refuses a CoreDNS left on :53, where dnsmasq would forward to itself', async () => {
   await withDir(async (dir) => {
     const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--out', join(dir, 'lbdns.conf')]);
     assert.is(r.code, 2);
-    assert.match(r.stderr, /pass --listen \(e\.g\. 127\.0\.0\.1:5353\); on :53 dnsmasq would send them to itself/);
+    assert.match(r.stderr, /pass --listen with another port \(e\.g\. 127\.0\.0\.1:5353\); dnsmasq listens on port 53 of every address and would send them to itself/);
+  });
+});
+
+test('render-dnsmasq refuses a CoreDNS on port 53 of one address, which the node dnsmasq listens on too', async () => {
+  await withDir(async (dir) => {
+    const r = await runLbdns(['render-dnsmasq', ...CLUSTER, '--listen', '127.0.0.1:53', '--out', join(dir, 'lbdns.conf')]);
+    assert.is(r.code, 2);
+    assert.match(r.stderr, /pass --listen with another port/);
+    assert.equal(await readdir(dir), []);
   });
 });
 

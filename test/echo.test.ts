@@ -86,7 +86,7 @@ test('a template its group may write is refused: it is code lbdns runs', async (
   await withTemplate(0o664, async (path, dir) => {
     const r = await runLbdns(['render-corefile', '--domain', 'c1.example.com', ...CLUSTER, '--template', path, '--out', join(dir, 'Corefile')]);
     assert.is(r.code, 2);
-    assert.match(r.stderr, /--template .*custom\.eta: is writable by its group or by others \(mode 0664\)/);
+    assert.match(r.stderr, /--template ".*custom\.eta": is writable by its group or by others \(mode 0664\)/);
     assert.equal(await readdir(dir), ['custom.eta']);
   });
 });

@@ -5,7 +5,7 @@ import { checkOutputPath } from '../sinks/atomic-write.js';
 import { loadRawConfig } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import { renderCorefile } from '../render/corefile.js';
-import { emitCorefile, keepCorefile, loadTemplate } from '../sinks/corefile-output.js';
+import { checkCorefileOutputs, emitCorefile, keepCorefile, loadTemplate } from '../sinks/corefile-output.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce, type OneShotState } from './one-shot.js';
@@ -70,6 +70,7 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
   if (out !== undefined && out !== '-' && !opts.diff) await checkOutputPath(out, '--out');
   if (opts.dnsmasqOut !== undefined) await checkOutputPath(opts.dnsmasqOut, '--dnsmasq-out');
   const gateway = state.spec.gateway && out !== undefined && out !== '-' ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, state.spec.gateway.zones) } : undefined;
+  if (out !== undefined && out !== '-' && !opts.diff) await checkCorefileOutputs(out, gateway, opts.dnsmasqOut);
   const recordSet = gateway ? { ...state.recordSet, ...gateway } : state.recordSet;
   const text = renderCorefile(recordSet, template.text, template.source);
   if (gateway && !opts.diff) {

@@ -19,7 +19,7 @@ import type { ApiIntGate } from '../runtime/api-int-gate.js';
 import { recordChanges } from '../resolve/record-changes.js';
 import { whyNotServed } from '../resolve/record-set.js';
 import { renderCorefile } from '../render/corefile.js';
-import { loadTemplate } from '../sinks/corefile-output.js';
+import { checkCorefileOutputs, loadTemplate } from '../sinks/corefile-output.js';
 import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
 import { writeZoneFiles, zoneFilePaths } from '../sinks/zone-file-output.js';
 import { renderZones } from '../render/zone-file.js';
@@ -159,7 +159,11 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     await health.close();
     throw err;
   });
-  const gatewayFiles = await (async () => (ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined))().catch(async (err: unknown) => {
+  const gatewayFiles = await (async () => {
+    const files = ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined;
+    await checkCorefileOutputs(out, files, opts.dnsmasqOut);
+    return files;
+  })().catch(async (err: unknown) => {
     await health.close();
     throw err;
   });

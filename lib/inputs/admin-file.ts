@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { ConfigError } from '../errors.js';
+import { ConfigError, quote } from '../errors.js';
 
 /** Larger than any real config file or Corefile template; a bigger one is a mistake or an attack. */
 const INPUT_FILE_MAX_BYTES = 1024 * 1024;
@@ -30,7 +30,7 @@ export async function readInputFile(path: string, rules: InputFileRules): Promis
 }
 
 export async function readInputBytes(path: string, rules: InputFileRules): Promise<Buffer> {
-  const fail = (why: string) => new ConfigError(`${rules.flag} ${path}: ${why}`);
+  const fail = (why: string) => new ConfigError(`${rules.flag} ${quote(path)}: ${why}`);
   let handle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -43,7 +43,7 @@ export async function readInputBytes(path: string, rules: InputFileRules): Promi
     if (st.size > INPUT_FILE_MAX_BYTES) throw fail(`is ${st.size} bytes; lbdns reads at most ${INPUT_FILE_MAX_BYTES} (1 MiB)`);
     if (rules.code) {
       if ((st.mode & 0o022) !== 0) {
-        throw fail(`is writable by its group or by others (${describeMode(st.mode)}); a template is code lbdns runs with its own rights, so only its owner may write it: chmod go-w ${path}`);
+        throw fail(`is writable by its group or by others (${describeMode(st.mode)}); a template is code lbdns runs with its own rights, so only its owner may write it: chmod go-w ${quote(path)}`);
       }
       const self = process.getuid?.();
       if (st.uid !== 0 && st.uid !== self) {

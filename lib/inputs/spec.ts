@@ -133,7 +133,16 @@ export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): Cl
 function listenOf(raw: RawConfig): Pick<ClusterSpec, 'listen' | 'healthPort' | 'readyPort'> {
   const health = raw.healthPort === undefined ? DEFAULTS.healthPort : validatePort('--health-port', raw.healthPort);
   const ready = raw.readyPort === undefined ? DEFAULTS.readyPort : validatePort('--ready-port', raw.readyPort);
-  if (health === ready) throw new ValidationError('--ready-port', raw.readyPort ?? ready, `is the health port too`, 'give /health and /ready different ports');
+  if (health === ready) {
+    const [flag, value] = raw.readyPort === undefined ? ['--health-port', raw.healthPort] : ['--ready-port', raw.readyPort];
+    throw new ValidationError(flag, value, `is the ${flag === '--ready-port' ? 'health' : 'ready'} port too`, 'give /health and /ready different ports');
+  }
+  if (raw.listen === undefined) {
+    // CoreDNS binds both with SO_REUSEPORT, so it starts and splits TCP between DNS and HTTP.
+    for (const [flag, value, port] of [['--health-port', raw.healthPort, health], ['--ready-port', raw.readyPort, ready]] as const) {
+      if (port === DEFAULTS.listen.port) throw new ValidationError(flag, value, `is the DNS port (--listen :${DEFAULTS.listen.port}, the default)`, 'choose another port');
+    }
+  }
   return {
     ...(raw.listen === undefined ? {} : { listen: validateListen('--listen', raw.listen, { health, ready }) }),
     ...(raw.healthPort === undefined ? {} : { healthPort: health }),

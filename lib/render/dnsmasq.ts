@@ -1,11 +1,15 @@
 import { RenderError } from '../errors.js';
 import { DEFAULTS, type ListenSettings, type RecordSet } from '../model.js';
 
-/** The drop-in sends the cluster's names to CoreDNS, which therefore needs a port or address of its own. */
+/**
+ * The drop-in sends the cluster's names to CoreDNS, which therefore needs a port of its own:
+ * the node's dnsmasq listens on port 53 of every address (bind-dynamic), a CoreDNS address
+ * on that port included.
+ */
 export function checkDnsmasqListen(listen: ListenSettings): void {
-  if (listen.port === DEFAULTS.listen.port && listen.address === undefined) {
+  if (listen.port === DEFAULTS.listen.port) {
     throw new RenderError(
-      "the dnsmasq drop-in sends the cluster's names to CoreDNS, which must then answer on its own port or address: pass --listen (e.g. 127.0.0.1:5353); on :53 dnsmasq would send them to itself",
+      "the dnsmasq drop-in sends the cluster's names to CoreDNS, which must then answer on a port of its own: pass --listen with another port (e.g. 127.0.0.1:5353); dnsmasq listens on port 53 of every address and would send them to itself",
     );
   }
 }

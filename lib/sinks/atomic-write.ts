@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigError, quote, WriteError } from '../errors.js';
 
 // Hand-written, not write-file-atomic: that neither fsyncs the directory after the rename, keeps
@@ -115,7 +115,7 @@ async function resolveTarget(path: string): Promise<string> {
   const link = await lstat(path).catch(() => null);
   if (link?.isSymbolicLink()) {
     throw new WriteError(
-      `cannot write ${path}: it is a symlink whose target does not exist; nothing was written. Create the target's directory or point the output at a regular file path`,
+      `cannot write ${quote(path)}: it is a symlink whose target does not exist; nothing was written. Create the target's directory or point the output at a regular file path`,
     );
   }
   return path;
@@ -142,6 +142,30 @@ export async function checkOutputPath(target: string, flag: string): Promise<voi
   if (info !== null && !info.isFile()) refuse(info.isDirectory() ? 'is a directory' : 'exists and is not a regular file');
 }
 
+export interface Output {
+  /** For the message: `--out`, `the Gateway weight file`… */
+  readonly what: string;
+  readonly path: string;
+}
+
+/**
+ * Refuses two outputs that are one path, or one existing file reached two ways: the second
+ * write would replace the first (a Corefile over the zone file it names, which CoreDNS then refuses).
+ */
+export async function checkDistinctOutputs(outputs: readonly Output[]): Promise<void> {
+  const seen: { readonly output: Output; readonly key: string; readonly id: string | undefined }[] = [];
+  for (const output of outputs) {
+    const key = resolve(output.path);
+    const info = await stat(key).catch(() => null);
+    const id = info === null ? undefined : `${info.dev}:${info.ino}`;
+    const same = seen.find((s) => s.key === key || (id !== undefined && s.id === id));
+    if (same !== undefined) {
+      throw new ConfigError(`${output.what} ${quote(output.path)} is the same file as ${same.output.what} ${quote(same.output.path)}; nothing was written. Give each output a path of its own`);
+    }
+    seen.push({ output, key, id });
+  }
+}
+
 async function readCurrent(target: string): Promise<CurrentFile | null> {
   const step = 'reading the current file';
   let info;
@@ -152,7 +176,7 @@ async function readCurrent(target: string): Promise<CurrentFile | null> {
     throw writeError(target, step, err, 'nothing was written');
   }
   if (!info.isFile()) {
-    throw new WriteError(`cannot write ${target}: it exists and is not a regular file; nothing was written. Remove it or choose another output path`);
+    throw new WriteError(`cannot write ${quote(target)}: it exists and is not a regular file; nothing was written. Remove it or choose another output path`);
   }
   try {
     return { bytes: await readFile(target), mode: info.mode & 0o7777, uid: info.uid, gid: info.gid };
@@ -192,9 +216,12 @@ function errCode(err: unknown): string | undefined {
 
 function writeError(target: string, step: string, err: unknown, outcome: string): WriteError {
   const detail = err instanceof Error ? err.message : String(err);
+  const code = errCode(err);
   const hint =
-    errCode(err) === 'EBUSY'
+    code === 'EBUSY'
       ? 'The file is a mount point (for example a Kubernetes subPath mount), which cannot be replaced atomically; mount its directory instead'
-      : `Check free disk space and inodes on ${dirname(target)}, write permission on that directory, and whether it is mounted read-only`;
-  return new WriteError(`cannot write ${target}: ${step} failed: ${detail}; ${outcome}. ${hint}`, { cause: err });
+      : code === 'ENOENT'
+        ? `Check that the directory ${quote(dirname(target))} exists`
+        : `Check free disk space and inodes on ${quote(dirname(target))}, write permission on that directory, and whether it is mounted read-only`;
+  return new WriteError(`cannot write ${quote(target)}: ${step} failed: ${detail}; ${outcome}. ${hint}`, { cause: err });
 }

@@ -1,7 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { readInputFile } from '../inputs/admin-file.js';
-import { writeFileAtomic } from './atomic-write.js';
-import { ConfigError, MissingDataError } from '../errors.js';
+import { checkDistinctOutputs, writeFileAtomic } from './atomic-write.js';
+import { dnsmasqOutputs } from './dnsmasq-output.js';
+import { ConfigError, MissingDataError, quote } from '../errors.js';
 import { checkCorefile } from '../render/corefile-check.js';
 import { builtinTemplate } from '../render/templates.js';
 
@@ -14,6 +15,15 @@ export interface LoadedTemplate {
 export async function loadTemplate(path: string | undefined): Promise<LoadedTemplate> {
   if (path === undefined) return { text: builtinTemplate(), source: 'builtin' };
   return { text: await readInputFile(path, { flag: '--template', code: true }), source: path };
+}
+
+/** Every file and directory a Corefile write puts in place, each a path of its own, or a ConfigError (exit 2) before any is written. */
+export function checkCorefileOutputs(out: string, gateway: { readonly weightFile: string; readonly zoneFiles: ReadonlyMap<string, string> } | undefined, dnsmasqOut: string | undefined): Promise<void> {
+  return checkDistinctOutputs([
+    { what: '--out', path: out },
+    ...(gateway === undefined ? [] : [{ what: 'the Gateway weight file', path: gateway.weightFile }, ...[...gateway.zoneFiles].map(([zone, path]) => ({ what: `the zone file of ${zone}`, path }))]),
+    ...(dnsmasqOut === undefined ? [] : dnsmasqOutputs(dnsmasqOut, '--dnsmasq-out')),
+  ]);
 }
 
 /**
@@ -32,7 +42,7 @@ export async function keepCorefile(out: string, unreachable: Error): Promise<{ r
   try {
     checkCorefile(text);
   } catch (err) {
-    throw new MissingDataError(`the API server is unreachable (${unreachable.message}) and the Corefile at ${out} fails the structural check, so it is not kept as last known good: ${(err as Error).message}`);
+    throw new MissingDataError(`the API server is unreachable (${unreachable.message}) and the Corefile at ${quote(out)} fails the structural check, so it is not kept as last known good: ${(err as Error).message}`);
   }
   return { since };
 }
@@ -45,7 +55,7 @@ export async function emitCorefile(text: string, out: string | undefined, diff: 
     if (out === undefined || out === '-') throw new ConfigError('--diff compares with the file on disk: give --out FILE');
     const current = await readFile(out, 'utf8').catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return '';
-      throw new ConfigError(`--out ${out}: cannot read it for --diff (${err.code ?? String(err)})`);
+      throw new ConfigError(`--out ${quote(out)}: cannot read it for --diff (${err.code ?? String(err)})`);
     });
     // Loaded here: only --diff needs the diff package.
     const { unifiedDiff } = await import('../render/diff.js');

@@ -2,8 +2,8 @@ import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RecordSet } from '../model.js';
 import { renderDnsmasq, renderDnsmasqHosts } from '../render/dnsmasq.js';
-import { writeFileAtomic, type WriteResult } from './atomic-write.js';
-import { ConfigError } from '../errors.js';
+import { writeFileAtomic, type Output, type WriteResult } from './atomic-write.js';
+import { ConfigError, quote } from '../errors.js';
 
 /**
  * The directory the drop-in names as its `hostsdir`, beside it: `lbdns.conf` → `lbdns.hosts`.
@@ -12,12 +12,24 @@ import { ConfigError } from '../errors.js';
  */
 export function dnsmasqHostsDir(dropIn: string, flag: string): string {
   if (!dropIn.startsWith('/') || !/^[A-Za-z0-9._/-]+$/.test(dropIn)) {
-    throw new ConfigError(`${flag} ${dropIn}: the drop-in names the directory beside it that holds api-int's hosts file by its absolute path, so ${flag} must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
+    throw new ConfigError(`${flag} ${quote(dropIn)}: the drop-in names the directory beside it that holds api-int's hosts file by its absolute path, so ${flag} must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
   }
   return join(dirname(dropIn), `${basename(dropIn).replace(/\.conf$/, '')}.hosts`);
 }
 
 const HOSTS_FILE = 'api-int';
+
+/** What writeDnsmasq writes: the drop-in, the hosts directory beside it, and the directory the hosts file is made in. */
+export function dnsmasqOutputs(dropIn: string, flag: string): Output[] {
+  const dir = dnsmasqHostsDir(dropIn, flag);
+  return [
+    { what: flag, path: dropIn },
+    { what: `${flag}'s hosts directory`, path: dir },
+    { what: `${flag}'s staging directory`, path: stagingDir(dir) },
+  ];
+}
+
+const stagingDir = (dir: string): string => `${dir}.staging`;
 
 /**
  * Puts the hosts file in place by a rename into the watched directory, only when it changed:
@@ -28,7 +40,7 @@ async function writeHostsFile(dir: string, content: string): Promise<WriteResult
   const target = join(dir, HOSTS_FILE);
   const current = await readFile(target, 'utf8').catch(() => undefined);
   if (current === content) return { written: false, path: target };
-  const staging = `${dir}.staging`;
+  const staging = stagingDir(dir);
   await Promise.all([mkdir(dir, { recursive: true }), mkdir(staging, { recursive: true })]);
   const { path: made } = await writeFileAtomic(join(staging, HOSTS_FILE), content);
   await rename(made, target);
@@ -44,8 +56,10 @@ async function writeHostsFile(dir: string, content: string): Promise<WriteResult
 /** The hosts file, then the drop-in that names its directory: dnsmasq finds the file whole when it starts. */
 export async function writeDnsmasq(dropIn: string, recordSet: RecordSet, withheld: readonly { readonly name: string }[], flag: string): Promise<{ readonly dropIn: WriteResult; readonly hosts: WriteResult }> {
   const dir = dnsmasqHostsDir(dropIn, flag);
-  await mkdir(dirname(dir), { recursive: true });
-  const hosts = await writeHostsFile(dir, renderDnsmasqHosts(recordSet));
   const apiIntWithheld = withheld.some((w) => w.name === `api-int.${recordSet.domain}`);
-  return { hosts, dropIn: await writeFileAtomic(dropIn, renderDnsmasq(recordSet, dir, apiIntWithheld)) };
+  // Both rendered before either is written: a refusal leaves nothing behind.
+  const [hostsText, dropInText] = [renderDnsmasqHosts(recordSet), renderDnsmasq(recordSet, dir, apiIntWithheld)];
+  await mkdir(dirname(dir), { recursive: true });
+  const hosts = await writeHostsFile(dir, hostsText);
+  return { hosts, dropIn: await writeFileAtomic(dropIn, dropInText) };
 }

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError, quote } from '../errors.js';
 import type { WeightBlock } from '../model.js';
 import { formatWeightFile } from '../render/weight-file.js';
 import { writeFileAtomic, type WriteResult } from './atomic-write.js';
@@ -14,7 +14,7 @@ const WEIGHT_FILE = 'Corefile.weights';
 export function besideCorefile(corefile: string, name: string): string {
   const path = join(dirname(corefile), name);
   if (!path.startsWith('/') || !/^[A-Za-z0-9._/-]+$/.test(path)) {
-    throw new ConfigError(`--out ${corefile}: Gateway DNS writes ${name} beside the Corefile and names it there by its absolute path, so --out must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
+    throw new ConfigError(`--out ${quote(corefile)}: Gateway DNS writes ${name} beside the Corefile and names it there by its absolute path, so --out must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
   }
   return path;
 }
