@@ -514,6 +514,30 @@ test('print-records --names gateway prints what lbdns serves for Gateway names: 
   }
 });
 
+test('print-records --format nsupdate clears every name of a load-balanced chain before adding its records, so no old address stays at its last name', async () => {
+  const cluster = await startGatewayCluster();
+  try {
+    await cluster.server.create(gateway('gw', [{ name: 'http', hostname: APP }], [{ value: '192.0.2.10' }]));
+    await cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 120, geo: 'GEO-EU', defaultGeo: true } }));
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--gateway-zone', ZONE, '--names', 'gateway', '--format', 'nsupdate', '--upstream', UPSTREAM, '--wait-timeout', '10s']);
+    assert.is(r.code, 0, r.stderr);
+    const klb = `klb.${APP}`;
+    const leaf = await leafName(cluster, klb);
+    const updates = r.stdout.split('\n').filter((l) => l.startsWith('update '));
+    const names = [APP, klb, `geo-eu.${klb}`, leaf];
+    const deletes = updates.filter((l) => l.startsWith('update delete '));
+    assert.equal(deletes.sort(), names.flatMap((n) => ['A', 'AAAA', 'CNAME'].map((t) => `update delete ${n}. ${t}`)).sort(), 'each name cleared, once');
+    const adds = updates.filter((l) => l.startsWith('update add '));
+    assert.equal(adds.sort(), [`update add ${APP}. 300 CNAME ${klb}.`, `update add ${klb}. 300 CNAME geo-eu.${klb}.`, `update add geo-eu.${klb}. 60 CNAME ${leaf}.`, `update add ${leaf}. 60 A 192.0.2.10`].sort());
+    for (const name of names) {
+      const firstAdd = updates.findIndex((l) => l.startsWith(`update add ${name}. `));
+      assert.ok(updates.findIndex((l) => l.startsWith(`update delete ${name}. `)) < firstAdd, `${name} cleared before its records are added`);
+    }
+  } finally {
+    await cluster.close();
+  }
+});
+
 test("check-dns --names gateway checks the admin's DNS for each Gateway name lbdns serves", async () => {
   const cluster = await startGatewayCluster();
   const admin = await startDnsServer();

@@ -205,10 +205,16 @@ export function formatNsupdate(domain: string, groups: readonly RecordGroup[], o
     '; Keep it free of blank lines: nsupdate sends the message at the first one.',
   ];
   if (opts.server !== undefined) lines.push(serverLine(opts.server));
+  // Every name that gets a record is cleared (a chain's inner names too), once: a second delete
+  // would take out what an earlier group of the message just added.
+  const cleared = new Set<string>();
   for (const g of groups) {
     lines.push(...groupComment(g));
-    if (g.records.length === 0) continue;
-    for (const type of ['A', 'AAAA', 'CNAME'] as const) lines.push(`update delete ${fqdn(g.name)} ${type}`);
+    for (const owner of new Set(g.records.map((r) => fqdn(r.name)))) {
+      if (cleared.has(owner)) continue;
+      cleared.add(owner);
+      for (const type of ['A', 'AAAA', 'CNAME'] as const) lines.push(`update delete ${owner} ${type}`);
+    }
     for (const r of g.records) lines.push(`update add ${fqdn(r.name)} ${r.ttl} ${r.type} ${rdata(r)}`);
   }
   lines.push('send');
