@@ -142,7 +142,7 @@ export interface OwnedEndpoints {
   /** `dnspolicy/NS/NAME gateway/NS/NAME`, `dnsrecord.kuadrant.io/NS/NAME`: for logs and `display`. */
   readonly source: string;
   readonly namespace: string;
-  /** metadata.creationTimestamp (RFC 3339): the oldest object keeps a contested name. */
+  /** metadata.creationTimestamp (RFC 3339), of the newer object for a policy's Gateway: the oldest keeps a contested name. */
   readonly created: string;
   /** The configured zone its names must lie in. */
   readonly zone: string;

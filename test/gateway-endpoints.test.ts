@@ -154,6 +154,23 @@ test('policy choice: a listener takes the oldest policy naming its section, the 
   assert.equal(servedBy([policy('gw-new', '2026-01-02T00:00:00Z'), policy('gw-old', '2026-01-01T00:00:00Z'), policy('for-b', '2026-01-03T00:00:00Z', 'b')]).by, ['gw-old:a', 'for-b:b']);
 });
 
+test("a policy's claim is as old as the newer of the policy and its Gateway: an old policy does not make a new Gateway's hosts old", () => {
+  const owners = (gatewayCreated: string) =>
+    dnsPolicyEndpoints(
+      {
+        policies: [policy('old', '2026-01-01T00:00:00Z')],
+        gateways: [{ id: { namespace: 'ns', name: 'gw', created: gatewayCreated }, listeners: [{ name: 'a', hostname: 'a.example.com', attachedRoutes: 1 }], addresses: [address(ip('10.0.0.1'))] }],
+        zones: ['example.com'],
+        kuadrantHosts: new Set(),
+        clusterId: ID,
+        ttls: { ttl: 60, loadBalancedTtl: 300 },
+      },
+      () => undefined,
+    ).map((o) => o.created);
+  assert.equal(owners('2026-03-05T00:00:00Z'), ['2026-03-05T00:00:00Z']);
+  assert.equal(owners('2025-12-01T00:00:00Z'), ['2026-01-01T00:00:00Z']);
+});
+
 test("policy choice: a listener's own policy that fails validation keeps the Gateway's policy off that listener, as in Kuadrant", () => {
   assert.equal(servedBy([policy('gw', '2026-01-01T00:00:00Z'), policy('for-b', '2026-01-02T00:00:00Z', 'b', BAD_CIDR)]).by, ['gw:a']);
 });

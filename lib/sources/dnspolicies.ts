@@ -206,7 +206,9 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     }
     const endpoints = servedWithWarnings(kuadrant, source, keep);
     if (endpoints.length === 0) return;
-    owners.push({ source, namespace: policy.id.namespace, created: policy.id.created, zone: zoneOf(host, inputs.zones), endpoints, built: { host, again } });
+    // The claim exists since both objects do: an old policy does not make a new Gateway's hosts old.
+    const created = policy.id.created > gateway.id.created ? policy.id.created : gateway.id.created;
+    owners.push({ source, namespace: policy.id.namespace, created, zone: zoneOf(host, inputs.zones), endpoints, built: { host, again } });
   });
   built.set(gateway, { inputs, owners, warnings });
   return owners;
