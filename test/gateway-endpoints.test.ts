@@ -127,6 +127,12 @@ test('served: providerSpecific weight and geo-code become the served weight and 
   assert.equal(flat.filter((x) => x.dnsName === 'klb.test.example.com').map((x) => x.geo), ['IE', '*']);
 });
 
+test("served: an endpoint with a weight and a geo-code is weighted, its geo-code not read, as Kuadrant's CoreDNS plugin reads it", () => {
+  const both = [{ name: 'geo-code', value: 'IE' }, { name: 'weight', value: '50' }];
+  const served = servedEndpoints([e('x.example.com', 'CNAME', ['a.example.net'], 60, 'a', both)]).endpoints.flat();
+  assert.equal(served.map((x) => [x.weight, x.geo]), [[50, undefined]]);
+});
+
 const address = (endpoint: Endpoint, value = endpoint.kind === 'ip' ? endpoint.ip : endpoint.hostname) => ({ endpoint, value });
 type PolicySpec = Parameters<typeof dnsPolicyEndpoints>[0]['policies'][number];
 const policy = (name: string, created: string, sectionName?: string, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): PolicySpec => ({

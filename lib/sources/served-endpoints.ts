@@ -23,10 +23,15 @@ export interface Served {
  */
 function served(e: KuadrantEndpoint, recordType: GatewayEndpoint['recordType'], targets: readonly string[]): GatewayEndpoint {
   const out: { -readonly [K in keyof GatewayEndpoint]: GatewayEndpoint[K] } = { dnsName: e.dnsName, recordType, targets, ttl: e.recordTTL, setIdentifier: e.setIdentifier };
+  let weight: string | undefined;
+  let geo: string | undefined;
   for (const { name, value } of e.providerSpecific) {
-    if (name === 'weight') out.weight = Number(value);
-    else if (name === 'geo-code') out.geo = value;
+    if (name === 'weight') weight ??= value;
+    else if (name === 'geo-code') geo ??= value;
   }
+  // As Kuadrant's CoreDNS plugin reads them: a weight makes the endpoint weighted, and its geo code is then not read.
+  if (weight !== undefined) out.weight = Number(weight);
+  else if (geo !== undefined) out.geo = geo;
   return out;
 }
 
