@@ -96,6 +96,22 @@ test('on-prem, the monitor on the node holding the API VIP records itself and cl
   });
 });
 
+test('with dnsRecordsType External (api-int left to the external DNS, answered by no node) the API VIP holder writes no ApiIntOnAllNodes, and takes away one written before', async () => {
+  await withFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP], dnsRecordsType: 'External' } }, async (c) => {
+    c.server.create(hostedNetServices({}));
+    const stale: Condition = { type: 'ApiIntOnAllNodes', status: 'False', reason: 'NodesPending', message: '0 of 1 nodes answer api-int with 127.0.0.1', lastTransitionTime: NOW };
+    c.server.patchStatus(HNS, { conditions: [stale] });
+    const monitor = await startMonitor(c, { nodeName: 'master-0' });
+    try {
+      const conditions = () => ((c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).map((x) => x.type);
+      await until('the conditions written', () => conditions().includes('ApiIntServed'));
+      assert.equal(conditions(), ['ApiIntServed', 'Degraded']);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
 test('a conflicting write (another node changed the object meanwhile) is read again and decided again', async () => {
   await withFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
     c.server.create(hostedNetServices({}));

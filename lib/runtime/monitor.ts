@@ -323,7 +323,9 @@ export class Monitor {
     // Against the cluster's Nodes only: a role that does not watch them, or nodes from flags, cannot say "every node".
     const nodeNames = data?.nodes === undefined || localSays.nodes ? [] : spec.nodes.map((n) => n.name);
     const target = localSays.lbs.has('api-int') ? addressesOf(spec.lbs['api-int'], snapshot) : data?.apiIntAddress !== undefined ? [data.apiIntAddress] : addressesOf(merged.lbs['api-int'], snapshot);
-    const rollout = data?.apiIntReported === undefined || nodeNames.length === 0 || target.length === 0 ? undefined : apiIntRollout(target.join(','), nodeNames, data.apiIntReported);
+    // api-int left to the external DNS (dnsRecordsType External) is answered by no node: there is no rollout to follow.
+    const apiIntWithheld = withheld.some((w) => w.name === `api-int.${spec.domain}`);
+    const rollout = data?.apiIntReported === undefined || nodeNames.length === 0 || target.length === 0 || apiIntWithheld ? undefined : apiIntRollout(target.join(','), nodeNames, data.apiIntReported);
     this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;

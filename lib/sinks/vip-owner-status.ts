@@ -80,7 +80,8 @@ export function planVipOwners(current: VipOwnerStatus, view: VipView, now: strin
       condition('Degraded', pending === undefined ? 'False' : 'True', pending === undefined ? 'AsExpected' : 'ApiIntMoveNotVerified', pending ?? 'api-int is served where it was asked to be', previous, now),
       ...(view.rollout === undefined ? [] : [condition('ApiIntOnAllNodes', view.rollout.complete ? 'True' : 'False', view.rollout.complete ? 'AllNodes' : 'NodesPending', view.rollout.summary, previous, now)]),
     ];
-    const same = conditions.every((c) => previous.some((p) => p.type === c.type && p.status === c.status && p.reason === c.reason && p.message === c.message));
+    // lbdns alone writes this object's conditions: one it no longer computes (ApiIntOnAllNodes with api-int withheld) is removed.
+    const same = conditions.length === previous.length && conditions.every((c) => previous.some((p) => p.type === c.type && p.status === c.status && p.reason === c.reason && p.message === c.message));
     if (!same) patch.conditions = conditions;
   }
   return Object.keys(patch).length === 0 ? undefined : patch;
