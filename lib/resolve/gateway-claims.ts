@@ -1,4 +1,5 @@
 import type { GatewayEndpoint, OwnedEndpoints } from '../model.js';
+import { MultiMap } from './multi-map.js';
 import { bodyOf, type NameGuard } from './name-guard.js';
 
 /*
@@ -51,7 +52,7 @@ export class ClaimIndex {
   /** Per owner, its endpoints refused on their own (zone, cluster names, other sources). */
   private readonly own = new Map<OwnedEndpoints, readonly Refusal[]>();
   /** name → the owners with an endpoint of that name not refused on its own. */
-  private readonly askers = new Map<string, OwnedEndpoints[]>();
+  private readonly askers = new MultiMap<string, OwnedEndpoints>();
   private readonly claims = new Map<string, Claim[]>();
   /** name → refusals between owners asking for it. */
   private readonly conflicts = new Map<string, Refusal[]>();
@@ -137,9 +138,7 @@ export class ClaimIndex {
         refused.push(refusal);
         continue;
       }
-      const list = this.askers.get(dnsName);
-      if (list === undefined) this.askers.set(dnsName, [owner]);
-      else if (!list.includes(owner)) list.push(owner);
+      this.askers.add(dnsName, owner);
       touched.add(dnsName);
     }
     if (refused.length > 0) this.own.set(owner, refused);
@@ -148,11 +147,8 @@ export class ClaimIndex {
   private leave(owner: OwnedEndpoints, touched: Set<string>): void {
     this.own.delete(owner);
     for (const { dnsName } of owner.endpoints) {
-      const list = this.askers.get(dnsName);
-      const at = list?.indexOf(owner) ?? -1;
-      if (list === undefined || at < 0) continue;
-      list.splice(at, 1);
-      if (list.length === 0) this.askers.delete(dnsName);
+      if (!this.askers.get(dnsName).includes(owner)) continue;
+      this.askers.delete(dnsName, owner);
       touched.add(dnsName);
     }
   }
@@ -166,7 +162,7 @@ export class ClaimIndex {
   private decide(name: string): void {
     const before = this.claims.get(name) ?? [];
     this.conflicts.delete(name);
-    const askers = [...(this.askers.get(name) ?? [])].sort(older);
+    const askers = this.askers.get(name).sort(older);
     const list: Claim[] = [];
     const conflicts: Refusal[] = [];
     const refuse = (owner: OwnedEndpoints, reason: RefusalReason, detail: string) => conflicts.push({ name, source: owner.source, reason, detail });

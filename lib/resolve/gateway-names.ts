@@ -2,6 +2,7 @@ import { splitFamilies } from '../grammar/ip.js';
 import { ROLE_TRAITS, type ClusterSpec, type GatewayEndpoint, type Resolution, type WeightBlock } from '../model.js';
 import { ClaimIndex, type Claim, type Refusal } from './gateway-claims.js';
 import { nameGuard } from './name-guard.js';
+import { MultiMap } from './multi-map.js';
 
 /*
  * Gateway DNS names are asked for by tenants (a Gateway, a DNSPolicy, a
@@ -81,9 +82,8 @@ const externalAnswers = new WeakMap<Resolution, GatewayAnswer>();
 export class GatewayAnswers {
   private readonly kept = new Map<string, GatewayAnswer>();
   /** name → the names its answer read; and the reverse. */
-  private readonly reads = new Map<string, readonly string[]>();
-  // Arrays, not Sets: most names are read by one name, and an array of one is far smaller than a Set.
-  private readonly readBy = new Map<string, string[]>();
+  private readonly reads = new MultiMap<string, string>();
+  private readonly readBy = new MultiMap<string, string>();
   /** External names read, with the resolution they were read with. */
   private readonly externals = new Map<string, Resolution | undefined>();
   /** accepted.external as a set, made again when it changes. */
@@ -122,7 +122,7 @@ export class GatewayAnswers {
   private resolvedAnew(): string[] {
     const anew: string[] = [];
     for (const [name, r] of this.externals) {
-      if (this.readBy.get(name)?.length) {
+      if (this.readBy.has(name)) {
         if (this.resolutions.get(name) !== r) anew.push(name);
       } else {
         this.externals.delete(name);
@@ -139,13 +139,9 @@ export class GatewayAnswers {
       if (gone.has(name)) continue;
       gone.add(name);
       this.kept.delete(name);
-      for (const read of this.reads.get(name) ?? []) {
-        const by = this.readBy.get(read) ?? [];
-        const at = by.indexOf(name);
-        if (at >= 0) by.splice(at, 1);
-      }
-      this.reads.delete(name);
-      for (const by of this.readBy.get(name) ?? []) queue.push(by);
+      for (const read of this.reads.get(name)) this.readBy.delete(read, name);
+      this.reads.deleteAll(name);
+      for (const by of this.readBy.get(name)) queue.push(by);
     }
     return gone;
   }
@@ -213,11 +209,9 @@ export class GatewayAnswers {
     }
     set = drained(set);
     const reads = set.map((e) => e.targets[0] as string);
-    this.reads.set(name, reads);
     for (const read of reads) {
-      const by = this.readBy.get(read);
-      if (by === undefined) this.readBy.set(read, [name]);
-      else if (!by.includes(name)) by.push(name);
+      this.reads.add(name, read);
+      this.readBy.add(read, name);
     }
     return cnameAnswer(name, set, set.map((e, i) => this.answerAt(reads[i] as string, e.ttl)));
   }
