@@ -62,13 +62,16 @@ export function sortUniqueIps(ips: Iterable<string>): string[] {
 }
 
 /** Sorted and de-duplicated, by family; runs once per node record on every render. */
-export function splitFamilies(ips: Iterable<string>): { v4: string[]; v6: string[] } {
+/** Shared by every empty family: a record set keeps 25,000 of these, most of one family only. */
+const NO_IPS: readonly string[] = Object.freeze([]);
+
+export function splitFamilies(ips: Iterable<string>): { readonly v4: readonly string[]; readonly v6: readonly string[] } {
   const v4: string[] = [];
   const v6: string[] = [];
   for (const ip of sortUniqueIps(ips)) (isIPv4(ip) ? v4 : v6).push(ip);
   // Exact-size copies: an array grown by push keeps room for 17 (184 bytes for one address, 62
-  // sliced: bench/heap-shapes.ts), and a record set keeps 25,000 of these.
-  return { v4: v4.slice(), v6: v6.slice() };
+  // sliced: bench/heap-shapes.ts).
+  return { v4: v4.length === 0 ? NO_IPS : v4.slice(), v6: v6.length === 0 ? NO_IPS : v6.slice() };
 }
 
 /** Loopback, link-local and unspecified addresses: never usable as an upstream resolver. */

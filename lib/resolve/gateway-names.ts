@@ -50,6 +50,9 @@ export function acceptGatewayNames(spec: ClusterSpec): AcceptedGatewayNames {
 }
 
 /** What one name answers: the CNAME hops, then the addresses of the chain's last name. */
+/** Shared by every answer without a chain: one per address name otherwise. */
+const NO_CHAIN: GatewayAnswer['chain'] = Object.freeze([]);
+
 export interface GatewayAnswer {
   readonly chain: readonly { readonly owner: string; readonly target: string; readonly ttl: number }[];
   readonly owner: string;
@@ -152,7 +155,7 @@ export class GatewayAnswers {
     if (claims === undefined) return this.external(name, ttl);
     const known = this.kept.get(name);
     if (known !== undefined) return known;
-    const none: GatewayAnswer = { chain: [], owner: name, v4: [], v6: [], ttl: NO_ANSWER_TTL, weights: undefined };
+    const none: GatewayAnswer = { chain: NO_CHAIN, owner: name, v4: [], v6: [], ttl: NO_ANSWER_TTL, weights: undefined };
     // A loop has no addresses: it is left unserved, and said to be a loop, naming its names.
     if (this.pending.has(name)) {
       const chain = [...this.pending];
@@ -178,13 +181,13 @@ export class GatewayAnswers {
     if (this.outside?.of !== this.accepted.external) this.outside = { of: this.accepted.external, names: new Set(this.accepted.external) };
     // A target in a zone that no Gateway name serves: lbdns follows a chain through the names it serves only (a node's name in the zone, or a
     // name only a wildcard answers, is not followed), and CoreDNS answers anything else there NXDOMAIN from the zone file, whatever the upstream says.
-    if (!this.outside.names.has(name)) return { chain: [], owner: name, v4: [], v6: [], ttl, weights: undefined, why: this.unfollowed(name) };
+    if (!this.outside.names.has(name)) return { chain: NO_CHAIN, owner: name, v4: [], v6: [], ttl, weights: undefined, why: this.unfollowed(name) };
     const r = this.resolutions.get(name);
     this.externals.set(name, r);
-    if (r === undefined) return { chain: [], owner: name, v4: [], v6: [], ttl, weights: undefined };
+    if (r === undefined) return { chain: NO_CHAIN, owner: name, v4: [], v6: [], ttl, weights: undefined };
     const kept = externalAnswers.get(r);
     if (kept?.ttl === ttl) return kept;
-    const answer = { chain: [], owner: name, v4: r.v4, v6: r.v6, ttl, weights: undefined };
+    const answer = { chain: NO_CHAIN, owner: name, v4: r.v4, v6: r.v6, ttl, weights: undefined };
     externalAnswers.set(r, answer);
     return answer;
   }
@@ -196,7 +199,7 @@ export class GatewayAnswers {
       const { v4, v6 } = splitFamilies(endpoints.flatMap((e) => e.targets));
       const weighted = endpoints.some((e) => e.weight !== undefined);
       const weights = weighted ? new Map(endpoints.flatMap((e) => e.targets.map((t): [string, number] => [t, e.weight ?? 1]))) : undefined;
-      return { chain: [], owner: name, v4, v6, ttl: Math.min(...endpoints.map((e) => e.ttl)), weights };
+      return { chain: NO_CHAIN, owner: name, v4, v6, ttl: Math.min(...endpoints.map((e) => e.ttl)), weights };
     }
     let set: readonly GatewayEndpoint[] = claimed;
     if (set.some((e) => e.geo !== undefined)) {
@@ -241,7 +244,7 @@ function cnameAnswer(name: string, set: readonly GatewayEndpoint[], targets: rea
     for (const ip of sub.v6) v6.add(ip);
     for (const ip of [...sub.v4, ...sub.v6]) weights.set(ip, Math.max(weights.get(ip) ?? 0, e.weight ?? 1));
   });
-  return { chain: [], owner: name, ...splitFamilies([...v4, ...v6]), ttl, weights };
+  return { chain: NO_CHAIN, owner: name, ...splitFamilies([...v4, ...v6]), ttl, weights };
 }
 
 /** CoreDNS reads weights 1–255 (a 0 makes its pick divide by zero): larger sets are scaled down, 0 (a set all of 0) becomes 1. */
