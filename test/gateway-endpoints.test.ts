@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { buildEndpoints, ClusterIdUnknown, shortCode, type BuildTarget } from '../lib/sources/gateway-endpoints.js';
 import { servedEndpoints } from '../lib/sources/served-endpoints.js';
 import { dnsPolicyEndpoints } from '../lib/sources/dnspolicies.js';
+import { kuadrantRecordEndpoints } from '../lib/sources/kuadrant-dnsrecords.js';
 import type { Endpoint, KuadrantEndpoint } from '../lib/model.js';
 import { GatewayInputs } from '../lib/sources/gateway-sources.js';
 import { gatewayProjection, gatewayView, type Gateway } from '../lib/sources/gateways.js';
@@ -131,6 +132,15 @@ test("served: an endpoint with a weight and a geo-code is weighted, its geo-code
   const both = [{ name: 'geo-code', value: 'IE' }, { name: 'weight', value: '50' }];
   const served = servedEndpoints([e('x.example.com', 'CNAME', ['a.example.net'], 60, 'a', both)]).endpoints.flat();
   assert.equal(served.map((x) => [x.weight, x.geo]), [[50, undefined]]);
+});
+
+test("a labelled Kuadrant DNSRecord being deleted is served until it is gone, as Kuadrant's plugin serves every record its informer holds", () => {
+  const record = {
+    metadata: { namespace: 'ns', name: 'r', creationTimestamp: '2026-01-01T00:00:00Z', deletionTimestamp: '2026-02-01T00:00:00Z', labels: { 'kuadrant.io/coredns-zone-name': 'example.com' } },
+    spec: { rootHost: 'x.example.com', endpoints: [{ dnsName: 'x.example.com', recordType: 'A', targets: ['192.0.2.1'], recordTTL: 60 }] },
+  };
+  const { owners } = kuadrantRecordEndpoints([record], ['example.com'], () => undefined);
+  assert.equal(owners.flatMap((o) => o.endpoints.map((x) => [x.dnsName, x.targets])), [['x.example.com', ['192.0.2.1']]]);
 });
 
 const address = (endpoint: Endpoint, value = endpoint.kind === 'ip' ? endpoint.ip : endpoint.hostname) => ({ endpoint, value });

@@ -93,7 +93,8 @@ export function kuadrantRecordEndpoints(records: readonly KuadrantDNSRecord[], z
   const owners: OwnedEndpoints[] = [];
   const rootHosts = new Set<string>();
   for (const record of records) {
-    if (typeof record !== 'object' || record === null || record.metadata?.deletionTimestamp) continue;
+    // One being deleted is served until it is gone, as Kuadrant's plugin serves every record its informer holds.
+    if (typeof record !== 'object' || record === null) continue;
     const object = describeObject('dnsrecord.kuadrant.io', record.metadata);
     const zone = record.metadata?.labels?.[ZONE_LABEL];
     if (typeof zone !== 'string' || !zones.includes(zone)) continue;
