@@ -221,6 +221,16 @@ test('excludeAddresses: an IPv6 CIDR never removes an IPv4 address, as Go\'s IPN
   assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['::/64'] })], addresses).targets, ['10.0.0.1', '2001:db8::1']);
 });
 
+test("excludeAddresses: an IPv4-mapped CIDR removes the IPv4 addresses in its last 32 bits' prefix and no IPv6 address, as Go's IPNet.Contains reads it", () => {
+  const addresses = [address(ip('10.0.0.5')), address(ip('11.1.0.5')), address(ip('2001:db8::1'))];
+  assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['::ffff:10.0.0.0/104'] })], addresses).targets, ['11.1.0.5', '2001:db8::1']);
+});
+
+test('excludeAddresses: a prefix with leading zeros parses, as Go parses it', () => {
+  const addresses = [address(ip('10.0.0.5')), address(ip('11.1.0.5'))];
+  assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['10.0.0.0/0008'] })], addresses).targets, ['11.1.0.5']);
+});
+
 test('a load-balanced host whose derived names would pass 253 characters is not served, and the warning says why', () => {
   const host = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(45)}.example.com`;
   const warnings: string[] = [];

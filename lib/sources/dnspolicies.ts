@@ -72,15 +72,19 @@ function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address:
     exact.add(text);
     const slash = text.indexOf('/');
     if (slash < 0) continue;
-    const ip = canonicalIp(text.slice(0, slash));
+    const written = text.slice(0, slash);
+    // Go's IPNet.Contains reads an IPv4-mapped network (::ffff:a.b.c.d/N) as a.b.c.d/N-96, for IPv4 addresses only.
+    const mapped = /^::ffff:([0-9.]+)$/i.exec(written)?.[1];
+    const ip = canonicalIp(mapped ?? written);
     const prefix = text.slice(slash + 1);
-    if (ip === null || !/^[0-9]{1,3}$/.test(prefix) || Number(prefix) > (ipFamily(ip) === 4 ? 32 : 128)) {
+    const bits = Number(prefix);
+    if (ip === null || (mapped !== undefined && ipFamily(ip) !== 4) || !/^[0-9]+$/.test(prefix) || bits > (mapped !== undefined || ipFamily(ip) === 6 ? 128 : 32)) {
       const where = `${object} spec.excludeAddresses[${i}]`;
       warn(`${where}: ${JSON.stringify(text).slice(0, 80)} is not a CIDR; policy not applied (as Kuadrant: a CIDR that does not parse fails the policy)`, { where, reason: 'is not a CIDR', regarding: regarding(policy) });
       return null;
     }
     const family = ipFamily(ip);
-    blocks[family].addSubnet(ip, Number(prefix), family === 4 ? 'ipv4' : 'ipv6');
+    blocks[family].addSubnet(ip, mapped === undefined ? bits : Math.max(0, bits - 96), family === 4 ? 'ipv4' : 'ipv6');
   }
   // BlockList.check builds a SocketAddress on every call: skipped when no CIDR of the family is given.
   const cidrs = { 4: blocks[4].rules.length > 0, 6: blocks[6].rules.length > 0 };
