@@ -393,6 +393,22 @@ test("an Unmanaged ingress controller's DNSRecord is printed for the admin at it
   }
 });
 
+test('two ingress DNSRecords of one name give one set of records, the Managed one (what CoreDNS serves), and named-checkzone loads the zone', async () => {
+  const cluster = await startCluster();
+  try {
+    await cluster.server.create(dnsRecord('apps2-unmanaged', { dnsName: `*.apps2.${CLUSTER_DOMAIN}.`, recordType: 'CNAME', targets: ['router2.elb.example.net'], dnsManagementPolicy: 'Unmanaged' }));
+    await cluster.server.create(dnsRecord('apps2', { dnsName: `*.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.40'] }));
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--names', 'dnsrecords']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal(recordLines(r.stdout).map((l) => l.split(' ').slice(0, 5).join(' ').replace(/ \d+ IN/, ' IN')), [`*.apps2.${CLUSTER_DOMAIN}. IN A 10.0.2.40`]);
+    assert.match(r.stdout, /not included: dnsrecord\/openshift-ingress-operator\/apps2 gives/);
+    const zone = await checkZone(CLUSTER_DOMAIN, r.stdout.split('\n').filter((l) => !l.startsWith('$')).join('\n'));
+    assert.is(zone.code, 0, `${zone.stdout}${zone.stderr}`);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test("the default ingress DNSRecord's *.apps is printed once, as the ingress LB's records, and named-checkzone loads the zone", async () => {
   const cluster = await startCluster();
   try {

@@ -85,7 +85,16 @@ export function planDnsRecordGroups(
     const records = [...v4, ...v6].map((ip) => record(isIPv4(ip) ? 'A' : 'AAAA', ip));
     return { lb: 'ingress', name: r.name, records, note: records.length === 0 ? `not included: the DNSRecord has no usable target` : note, source: r.source, kind: 'ingress controller DNSRecord' };
   };
-  return [...records.unmanaged.map((r) => group(r, 'Unmanaged')), ...records.managed.map((r) => group(r, 'Managed'))];
+  // One group a name: two DNSRecords of one name would give a zone a CNAME beside other records,
+  // or an update whose second delete takes out the first's records. The Managed one is what
+  // CoreDNS serves, so it is the one given; of two of one policy, the first.
+  const winner = new Map<string, ExtraRecord>();
+  for (const r of [...records.managed, ...records.unmanaged]) if (!winner.has(r.name)) winner.set(r.name, r);
+  const planned = [...records.unmanaged.map((r) => [r, group(r, 'Unmanaged')] as const), ...records.managed.map((r) => [r, group(r, 'Managed')] as const)];
+  return planned.map(([r, g]) => {
+    const first = winner.get(r.name) as ExtraRecord;
+    return first === r ? g : { ...g, records: [], note: `not included: ${first.source} gives ${r.name} too, and is the one given` };
+  });
 }
 
 export interface PlanOptions {
