@@ -483,6 +483,21 @@ test("with a kubeconfig, an Unmanaged ingress controller's DNSRecord is checked 
   }
 });
 
+test('two ingress DNSRecords of one name are checked once, against the Managed one (what CoreDNS serves)', async () => {
+  const cluster = await startCluster();
+  try {
+    await cluster.server.create(dnsRecord('apps2-unmanaged', { dnsName: `router.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.41'], dnsManagementPolicy: 'Unmanaged' }));
+    await cluster.server.create(dnsRecord('apps2', { dnsName: `router.apps2.${CLUSTER_DOMAIN}.`, targets: ['10.0.2.40'] }));
+    admin.set(`router.apps2.${CLUSTER_DOMAIN}`, { A: ['10.0.2.40'] });
+    const r = await runLbdns(['check-dns', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--server', admin.address, '--names', 'dnsrecords', '--output', 'json']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as Report).checks.map((x) => [x.query, x.verdict]), [[`router.apps2.${CLUSTER_DOMAIN}`, 'ok']]);
+  } finally {
+    admin.remove(`router.apps2.${CLUSTER_DOMAIN}`);
+    await cluster.close();
+  }
+});
+
 for (const [flag, value, message] of [
   ['--server', 'dns.example.com:99999', /--server: "dns\.example\.com:99999" is not a DNS server address; use IP, IP:PORT, \[IPv6\]:PORT, HOST or HOST:PORT/],
   ['--names', 'api,ingress', /--names: "ingress" is not a name check-dns knows; use a comma-separated subset of api,api-int,apps,dnsrecords/],

@@ -141,7 +141,11 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
     }
     if (check === 'dnsrecords') {
       const checked = new Set(known.filter((k) => wanted.some((w) => w !== 'dnsrecords' && w !== 'gateway' && RECORD_NAME_LB[w] === k.lb)).map((k) => k.name));
-      for (const r of dnsRecordsBeside([...state.unmanaged, ...state.spec.extraRecords], checked)) {
+      // One check a name, the record print-records gives: the Managed one (what CoreDNS serves) before an Unmanaged one.
+      const once = new Set<string>();
+      for (const r of dnsRecordsBeside([...state.spec.extraRecords, ...state.unmanaged], checked)) {
+        if (once.has(r.name)) continue;
+        once.add(r.name);
         const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname))))).flat())].sort();
         if (expected.length === 0) {
           skipped.push({ name: r.name, reason: `not checked: ${r.source} has no usable target` });
