@@ -32,7 +32,8 @@ export async function startDnsmasq(args: readonly string[], port: number, probe:
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
-  const resolver = new Resolver({ timeout: 500, tries: 1 });
+  // Two tries of 1 s: the test process answers forwarded queries itself, between other tests' work.
+  const resolver = new Resolver({ timeout: 1000, tries: 2 });
   resolver.setServers([`127.0.0.1:${port}`]);
   try {
     await until('dnsmasq answers', async () => {
