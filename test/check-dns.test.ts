@@ -237,6 +237,23 @@ test('a CNAME to the LB host name that the server does not resolve itself is fol
   assert.is(row.detail, `via CNAME ${lbHost}; answered the CNAME only; target resolved through --dns-server or the system resolver`);
 });
 
+test("a CNAME the admin's server ends in NXDOMAIN (a recursive server that found no target) is missing, though the LB resolver resolves the target", async () => {
+  const lbHost = `api-${clusterNo + 1}.elb.example.net`;
+  const c = newCluster({ api: [lbHost] });
+  lbDns.set(lbHost, { A: ['198.51.100.10'], AAAA: ['2001:db8::10'] });
+  serveRight(admin, c);
+  admin.set(c.api, { CNAME: lbHost });
+  admin.fail(lbHost, 'nxdomain');
+  try {
+    const { json } = await report(c);
+    const row = rowFor(json, c.api);
+    assert.is(row.verdict, 'missing');
+    assert.match(row.detail, new RegExp(`NXDOMAIN: ${lbHost.replaceAll('.', '\\.')} does not exist there`));
+  } finally {
+    admin.fail(lbHost, null);
+  }
+});
+
 test('a CNAME to a name that resolves nowhere is missing, saying why', async () => {
   const c = newCluster();
   serveRight(admin, c);

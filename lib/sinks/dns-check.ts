@@ -144,7 +144,11 @@ async function checkOne(server: string, target: CheckTarget, opts: DnsCheckOptio
     const final = cnames.at(-1);
     let answered = addresses(a, aaaa);
     let source = '';
-    if (answered.length === 0 && final !== undefined) {
+    // NXDOMAIN with the chain (a recursive server that found no target): clients get NXDOMAIN. The
+    // target asked alone may be NXDOMAIN at a server authoritative for the cluster's zone only, whose
+    // clients' resolvers follow the chain elsewhere: that one is looked up through lbdns's resolver.
+    const nxdomain = a.kind === 'nxdomain' || aaaa.kind === 'nxdomain';
+    if (answered.length === 0 && final !== undefined && !nxdomain) {
       const there = await addressesAt(resolver, final);
       answered = addresses(there.a, there.aaaa);
       if (answered.length === 0) {
@@ -161,7 +165,9 @@ async function checkOne(server: string, target: CheckTarget, opts: DnsCheckOptio
     const why =
       verdict === 'missing'
         ? final !== undefined
-          ? `${final} has no A or AAAA record`
+          ? nxdomain
+            ? `NXDOMAIN: ${final} does not exist there`
+            : `${final} has no A or AAAA record`
           : a.kind === 'nxdomain' && aaaa.kind === 'nxdomain'
             ? 'NXDOMAIN'
             : 'no A or AAAA record (NODATA)'

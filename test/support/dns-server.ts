@@ -8,7 +8,8 @@ import * as packet from 'dns-packet';
 import type { Answer, DecodedPacket, OptAnswer, Packet } from 'dns-packet';
 import { CLASSIC_UDP_LIMIT, HEADER_BYTES, listenUdpAndTcp, OPCODE_MASK, RCODE } from './dns-wire.js';
 
-export type FailureMode = 'servfail' | 'timeout' | 'refused';
+/** `nxdomain`: the name does not exist, also at the end of a chain that leads to it, as a recursive server answers. */
+export type FailureMode = 'servfail' | 'timeout' | 'refused' | 'nxdomain';
 export type QueryType = 'A' | 'AAAA' | 'CNAME';
 
 export interface NameData {
@@ -141,6 +142,7 @@ class Authority {
     let name = qname;
     const seen = new Set<string>();
     for (;;) {
+      if (this.failures.get(`${name} *`) === 'nxdomain') return { rcode: RCODE.NXDOMAIN, answers };
       const data = this.names.get(name);
       // A chain whose target this server does not know ends with the CNAME alone, as an
       // authoritative server answers for a target outside its zones; only the asked name can be NXDOMAIN.
