@@ -500,6 +500,23 @@ test("with a kubeconfig, an Unmanaged ingress controller's DNSRecord is checked 
   }
 });
 
+test("an Unmanaged DNSRecord whose CNAME target resolves nowhere is listed as not checked, and the other names are checked", async () => {
+  const cluster = await startCluster();
+  try {
+    await cluster.server.create(dnsRecord('apps2', { dnsName: `router.apps2.${CLUSTER_DOMAIN}.`, recordType: 'CNAME', targets: ['gone.elb.example.net'], dnsManagementPolicy: 'Unmanaged' }));
+    await cluster.server.create(dnsRecord('apps3', { dnsName: `router.apps3.${CLUSTER_DOMAIN}.`, targets: ['10.0.3.40'], dnsManagementPolicy: 'Unmanaged' }));
+    admin.set(`router.apps3.${CLUSTER_DOMAIN}`, { A: ['10.0.3.40'] });
+    const r = await runLbdns(['check-dns', cluster.kubeconfig, '--upstream', UPSTREAM, '--dns-server', lbDns.address, '--wait-timeout', '10s', '--server', admin.address, '--names', 'dnsrecords', '--output', 'json']);
+    assert.is(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as Report & { skipped: { name: string; reason: string }[] };
+    assert.equal(report.checks.map((x) => [x.query, x.verdict]), [[`router.apps3.${CLUSTER_DOMAIN}`, 'ok']]);
+    assert.equal(report.skipped.map((x) => x.name), [`router.apps2.${CLUSTER_DOMAIN}`]);
+  } finally {
+    admin.remove(`router.apps3.${CLUSTER_DOMAIN}`);
+    await cluster.close();
+  }
+});
+
 test('two ingress DNSRecords of one name are checked once, against the Managed one (what CoreDNS serves)', async () => {
   const cluster = await startCluster();
   try {

@@ -146,7 +146,8 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
       for (const r of dnsRecordsBeside([...state.spec.extraRecords, ...state.unmanaged], checked)) {
         if (once.has(r.name)) continue;
         once.add(r.name);
-        const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname))))).flat())].sort();
+        // A target that does not resolve gives no address: the name is listed as not checked, as one whose LB has none.
+        const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname).catch(() => []))))).flat())].sort();
         if (expected.length === 0) {
           skipped.push({ name: r.name, reason: `not checked: ${r.source} has no usable target` });
           continue;
