@@ -543,6 +543,23 @@ test('--watch publishes a router Service status change, and exits 0 when stopped
   }
 });
 
+test('--watch: an LB grown past the 16 IPs the status takes is reported out of sync (lbdns_infrastructure_status_in_sync 0), the published lists left alone', async () => {
+  const cluster = await startCluster();
+  let watching: Watching | undefined;
+  try {
+    watching = await startWatch(cluster);
+    await until('the first publication', async () => (await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs?.[0] === INGRESS_IP);
+    const inSync = async () => /^lbdns_infrastructure_status_in_sync (\d)/m.exec(await (await fetch(`http://${watching?.health}/metrics`)).text())?.[1];
+    assert.is(await inSync(), '1');
+    await cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: Array.from({ length: 17 }, (_, i) => ({ ip: `10.0.1.${100 + i}` })) } });
+    await until('reported out of sync', async () => (await inSync()) === '0');
+    assert.equal((await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs, [INGRESS_IP]);
+  } finally {
+    await watching?.stop();
+    await cluster.close();
+  }
+});
+
 test('SIGTERM ends --watch with exit 0', async () => {
   const cluster = await startCluster();
   let watching: Watching | undefined;

@@ -68,17 +68,18 @@ function wiring(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: C
       purpose: 'infra-status',
       wanted: new Set(owned),
       required: (spec: ClusterSpec) => owned.map((lb) => lbRecordName(lb, spec.domain)),
-      check: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions, owned),
       log,
       dnsServers: ctx.raw.dnsServers,
     } as const,
+    /** One-shot: a list the status cannot take fails the command (exit 2) before anything is sent. */
+    check: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions, owned),
     publish: (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, setDnsType: opts.setDnsType === true, log, stdout: opts.io.stdout }),
   };
 }
 
 async function publishOnce(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext): Promise<number> {
-  const { log, pipeline, publish } = wiring(opts, owned, ctx);
-  const monitor = await startPipeline(ctx, { ...pipeline, sink: async () => undefined });
+  const { log, pipeline, check, publish } = wiring(opts, owned, ctx);
+  const monitor = await startPipeline(ctx, { ...pipeline, check, sink: async () => undefined });
   try {
     const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs));
     if (!patched && plan.patch === null) log.info('Infrastructure status already up to date; nothing sent', { platform: plan.platform });
@@ -102,7 +103,9 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
       metrics.infraStatusInSync.set(1);
     } catch (err) {
       metrics.infraStatusInSync.set(0);
-      log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: publishRetry.failed() });
+      // A list the status cannot take fails the same way until the LBs change, which recomputes it.
+      if (err instanceof ValidationError) log.error('the LB IPs cannot be published; the status keeps its previous lists until the LBs change', { error: err.message });
+      else log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: publishRetry.failed() });
     }
   };
   const monitor = await startPipeline(ctx, { ...pipeline, metrics, sink });
