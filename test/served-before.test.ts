@@ -13,7 +13,7 @@ import { specFromConfig } from '../lib/inputs/spec.js';
 import { DEFAULTS, type ClusterSpec, type NameRecord, type Resolution } from '../lib/model.js';
 import { renderCorefile } from '../lib/render/corefile.js';
 import { builtinTemplate } from '../lib/render/templates.js';
-import { renderZones } from '../lib/render/zone-file.js';
+import { renderZones, zoneOwners } from '../lib/render/zone-file.js';
 import { buildRecordSet } from '../lib/resolve/record-set.js';
 import { readServedBefore } from '../lib/sinks/served-before.js';
 import { writeZoneFiles, zoneFilePaths } from '../lib/sinks/zone-file-output.js';
@@ -80,6 +80,25 @@ test('a name a custom template answers in two server blocks reads back with each
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('a zone file line lbdns would not write (cut short, edited by hand) is not read back, so it is never written again for CoreDNS to refuse', () => {
+  const owners = zoneOwners(
+    [
+      'shop.gw.example.com. 60 IN A 192.0.2.10',
+      'shop.gw.example.com. 60 IN A 192.0.2.',
+      'six.gw.example.com. 60 IN A 2001:db8::1',
+      'four.gw.example.com. 60 IN AAAA 192.0.2.1',
+      'long.gw.example.com. 4294967296 IN A 192.0.2.2',
+      'rel.gw.example.com. 60 IN CNAME bar',
+      'Bad_Name.gw.example.com. 60 IN A 192.0.2.3',
+      'ok.gw.example.com. 60 IN CNAME shop.gw.example.com.',
+    ].join('\n'),
+  );
+  assert.equal(Object.fromEntries(owners), {
+    'shop.gw.example.com': { v4: ['192.0.2.10'], v6: [], ttl: 60 },
+    'ok.gw.example.com': { v4: [], v6: [], cname: { target: 'shop.gw.example.com', ttl: 60 } },
+  });
 });
 
 test('no Corefile, or one that does not parse, reads back as nothing', async () => {

@@ -1,3 +1,5 @@
+import { canonicalIp, ipFamily } from '../grammar/ip.js';
+import { validateDnsName } from '../grammar/validate.js';
 import type { NameRecord, RecordSet } from '../model.js';
 
 /*
@@ -150,24 +152,46 @@ export interface ZoneOwner {
   ttl?: number;
 }
 
+/** RFC 2181's TTL range. */
+const MAX_TTL = 2 ** 31 - 1;
+
+const dnsName = (text: string): string | undefined => {
+  try {
+    return validateDnsName('zone file', text, { allowWildcard: true });
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * The records zoneRecords wrote (parseZoneFile's `records`), by owner without the trailing dot:
- * what a zone file served, when nothing else can say it. A line of another shape is skipped.
+ * what a zone file served, when nothing else can say it. A line of another shape, or whose name,
+ * TTL or data lbdns would not write (a file cut short, edited by hand), is skipped: served again,
+ * it would make CoreDNS refuse the whole zone.
  */
 export function zoneOwners(records: string): Map<string, ZoneOwner> {
   const owners = new Map<string, ZoneOwner>();
   for (const line of records.split('\n')) {
     const found = /^(\S+)\. ([0-9]+) IN (A|AAAA|CNAME) (\S+)$/.exec(line);
     if (found === null) continue;
-    const [, name, ttlText, type, data] = found as unknown as [string, string, string, string, string];
+    const [, written, ttlText, type, data] = found as unknown as [string, string, string, string, string];
+    const name = dnsName(written);
     const ttl = Number(ttlText);
+    if (name !== written || ttl > MAX_TTL) continue;
+    if (type === 'CNAME') {
+      const target = data.endsWith('.') ? dnsName(data.slice(0, -1)) : undefined;
+      if (target === undefined || target.startsWith('*.')) continue;
+      const owner = owners.get(name) ?? { v4: [], v6: [] };
+      owners.set(name, owner);
+      owner.cname ??= { target, ttl };
+      continue;
+    }
+    const ip = canonicalIp(data);
+    if (ip === null || ipFamily(ip) !== (type === 'A' ? 4 : 6)) continue;
     const owner = owners.get(name) ?? { v4: [], v6: [] };
     owners.set(name, owner);
-    if (type === 'CNAME') owner.cname ??= { target: data.replace(/\.$/, ''), ttl };
-    else {
-      (type === 'A' ? owner.v4 : owner.v6).push(data);
-      owner.ttl = ttl;
-    }
+    (type === 'A' ? owner.v4 : owner.v6).push(ip);
+    owner.ttl = ttl;
   }
   return owners;
 }
