@@ -101,6 +101,18 @@ test('a zone file line lbdns would not write (cut short, edited by hand) is not 
   });
 });
 
+test('a cluster name whose LB host name gives more than 16 addresses at the start keeps what it served before, and the rest is written', () => {
+  const base = specFromConfig(EXAMPLE_CONFIG, ['127.0.0.1']);
+  const apiLb = 'api-lb.elb.example.org';
+  const cluster = { ...base, lbs: { ...base.lbs, api: [{ kind: 'hostname' as const, hostname: apiLb }] } };
+  const api = `api.${base.domain}`;
+  const resolutions = new Map<string, Resolution>([[apiLb, { v4: Array.from({ length: 17 }, (_, i) => `198.51.100.${i + 1}`), v6: [] } as unknown as Resolution]]);
+  const { recordSet, held } = buildRecordSet(cluster, resolutions, { servedBefore: [{ name: api, v4: ['10.0.0.10'], v6: [], source: 'api' }] });
+  assert.equal(recordSet.names.find((n) => n.name === api)?.v4, ['10.0.0.10']);
+  assert.ok(held.some((h) => h.name === api && /more than the limit of 16/.test(h.reason)));
+  assert.ok(recordSet.names.some((n) => n.name === `api-int.${base.domain}`));
+});
+
 test('no Corefile, or one that does not parse, reads back as nothing', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-served-before-'));
   try {

@@ -49,9 +49,9 @@ export interface BuildOptions {
   readonly previous?: RecordSet | undefined;
   /**
    * Until there is a `previous`: the names the files on disk served when the process started
-   * (in specificity order). A name with no address yet keeps these, so a restart while its host
-   * names do not resolve does not drop it; a Gateway name keeps them over the limit too, as it
-   * keeps `previous`.
+   * (in specificity order). A name with no address yet, or over the limit, keeps these, as it
+   * keeps `previous`: a restart while its host names do not resolve does not drop it, and one
+   * while they give more than 16 addresses does not stop every write.
    */
   readonly servedBefore?: readonly NameRecord[] | undefined;
 }
@@ -120,7 +120,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     const hostnames = targets.flatMap((t) => (t.kind === 'hostname' ? [t.hostname] : []));
     const from = hostnames.length > 0 ? ` (from ${hostnames.join(', ')})` : '';
     const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses${from}, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
-    const before = options.previous?.names ?? (count === 0 ? options.servedBefore : undefined);
+    const before = options.previous?.names ?? options.servedBefore;
     const kept = problem && before ? findName(before, name) : undefined;
     if (kept) {
       held.push({ name, reason: problem as string });
