@@ -23,7 +23,7 @@ build: lint bundle
 example: $(BUNDLE)
 	node $(BUNDLE) render-corefile --example
 
-# Debian tools the tests use (DNS zone checker); installed when missing and apt-get is usable.
+# Debian tools the tests use (scripts/test-deps.sh lists them); installed when missing and apt-get is usable.
 test-deps:
 	@bash scripts/test-deps.sh
 

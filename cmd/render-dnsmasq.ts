@@ -17,7 +17,7 @@ export class RenderDnsmasqCommand extends ClusterCommand {
   static override exitCodes = {
     0: 'written or unchanged',
     1: 'as render-corefile',
-    2: 'as render-corefile; no --out, or one that is not an absolute plain path; or --listen left at :53, where dnsmasq would forward the cluster to itself',
+    2: 'as render-corefile; no --out, or one that is not an absolute plain path; or --listen on port 53 (any address), where the node dnsmasq listens and would forward the cluster to itself',
   };
 
   out = Option.String('--out', { description: 'Where to write the drop-in, atomically; the hosts file dnsmasq answers api-int from goes in a directory beside it (lbdns.conf: lbdns.hosts/)' });
