@@ -163,7 +163,7 @@ interface Watching {
 }
 
 /** `update-infra-status --watch` in-process, stopped through its AbortSignal as SIGTERM would. */
-async function startWatch(cluster: Cluster<ApiServer | KubeApiServer>, flags: RawConfig = {}, fields = 'api,api-int,ingress'): Promise<Watching> {
+async function startWatch(cluster: Cluster<ApiServer | KubeApiServer>, flags: RawConfig = {}, fields = 'api,api-int,ingress', dryRun = false): Promise<Watching> {
   const stderr = captured();
   const stdout = captured();
   const abort = new AbortController();
@@ -175,7 +175,7 @@ async function startWatch(cluster: Cluster<ApiServer | KubeApiServer>, flags: Ra
     flags,
     cluster: { kubeconfig: cluster.kubeconfig, ingressService: `${ROUTER.namespace}/${ROUTER.name}`, lbConfig: undefined, waitTimeoutMs: 4000 },
     fields,
-    dryRun: false,
+    dryRun,
     watch: true,
     setDnsType: true,
     metricsAddr: '127.0.0.1:0',
@@ -554,6 +554,35 @@ test('--watch: an LB grown past the 16 IPs the status takes is reported out of s
     await cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: Array.from({ length: 17 }, (_, i) => ({ ip: `10.0.1.${100 + i}` })) } });
     await until('reported out of sync', async () => (await inSync()) === '0');
     assert.equal((await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs, [INGRESS_IP]);
+  } finally {
+    await watching?.stop();
+    await cluster.close();
+  }
+});
+
+test("--watch exports its own gauge, lbdns_infrastructure_status_in_sync, and none of the Corefile's", async () => {
+  const cluster = await startCluster();
+  let watching: Watching | undefined;
+  try {
+    watching = await startWatch(cluster);
+    await until('the first publication', async () => (await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs?.[0] === INGRESS_IP);
+    const text = await (await fetch(`http://${watching.health}/metrics`)).text();
+    assert.match(text, /^lbdns_infrastructure_status_in_sync 1$/m);
+    for (const name of ['lbdns_last_change_timestamp_seconds', 'lbdns_corefile_out_of_date']) assert.not.ok(text.includes(name), name);
+  } finally {
+    await watching?.stop();
+    await cluster.close();
+  }
+});
+
+test('--watch --dry-run is ready but not in sync while the status lacks the lists it would send', async () => {
+  const cluster = await startCluster();
+  let watching: Watching | undefined;
+  try {
+    watching = await startWatch(cluster, {}, 'api,api-int,ingress', true);
+    await until('ready', async () => (await fetch(`http://${watching?.health}/readyz`)).status === 200);
+    assert.match(await (await fetch(`http://${watching.health}/metrics`)).text(), /^lbdns_infrastructure_status_in_sync 0$/m);
+    assert.is(await clusterHostedOf(cluster.server), undefined);
   } finally {
     await watching?.stop();
     await cluster.close();

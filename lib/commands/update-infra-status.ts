@@ -96,11 +96,12 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
   const sink = async (state: DesiredState) => {
     publishRetry.cancel();
     try {
-      await publish(state);
+      const { patched, plan } = await publish(state);
       status.published = true;
       publishRetry.succeeded();
       metrics.ready.set(1);
-      metrics.infraStatusInSync.set(1);
+      // --dry-run sends nothing: the status is in sync only when it already held the lists.
+      metrics.infraStatusInSync.set(patched || plan.patch === null ? 1 : 0);
     } catch (err) {
       metrics.infraStatusInSync.set(0);
       // A list the status cannot take fails the same way until the LBs change, which recomputes it.

@@ -42,7 +42,7 @@ export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promi
   const metrics: Metrics = {
     registry,
     renders: new prom.Counter({ name: 'lbdns_renders_total', help: 'Corefile renders by result: written, unchanged, failed', labelNames: ['result'], ...opts }),
-    lastChange: new prom.Gauge({ name: 'lbdns_last_change_timestamp_seconds', help: 'When the Corefile on disk last changed (Unix time)', ...opts }),
+    lastChange: new prom.Gauge({ name: 'lbdns_last_change_timestamp_seconds', help: 'When the Corefile on disk last changed (Unix time)', registers: purpose === 'corefile' ? [registry] : [] }),
     resolveFailures: new prom.Counter({ name: 'lbdns_resolve_failures_total', help: 'LB hostname resolutions that failed after their retries, by reason', labelNames: ['reason'], ...opts }),
     watchRestarts: new prom.Counter({ name: 'lbdns_watch_restarts_total', help: 'API watches restarted after a failure, by source', labelNames: ['source'], ...opts }),
     recordsServed: new prom.Gauge({ name: 'lbdns_records_served', help: 'Addresses served by kind: lb (api, api-int, apps, extra names) and node', labelNames: ['kind'], ...opts }),
