@@ -457,6 +457,19 @@ test('Azure, whose release-4.19 CRD has no cloudLoadBalancerConfig, exits 2 sayi
   }
 });
 
+test('Azure on the release-4.19 CRD, its platform block written, exits 2 saying the CRD lacks the field, without asking for --set-dns-type-cluster-hosted', async () => {
+  const cluster = await startCluster({ platformStatus: { type: 'Azure', azure: { resourceGroupName: 'rg', cloudName: 'AzurePublicCloud' } } });
+  try {
+    const result = await runLbdns(['update-infra-status', '--kubeconfig', cluster.kubeconfig, '--wait-timeout', '4s']);
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, "status.platformStatus.azure has no cloudLoadBalancerConfig: this cluster's Infrastructure CRD lacks the field");
+    assert.not.match(result.stderr, '--set-dns-type-cluster-hosted');
+    assert.equal((await calls(cluster.server)).filter((r) => r.method === 'PATCH'), []);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('a 422 from the API server is shown field by field', async () => {
   // What the real server answers a status write with a non-IP and a repeated IP (its CRD's CEL
   // and list rules), replayed to lbdns by the test server.

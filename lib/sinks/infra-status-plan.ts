@@ -60,7 +60,14 @@ export function publishTarget(infra: Infrastructure, setDnsType = false): Publis
     throw new ConfigError(`infrastructures.config.openshift.io/cluster: platform ${quote(rawType ?? null)} is not one lbdns publishes LB IPs for (AWS, GCP, Azure)`);
   }
   const key = platformStatusKey(platform);
-  const dnsType = infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig?.dnsType;
+  const block = infra.status?.platformStatus?.[key];
+  // The API server defaults cloudLoadBalancerConfig wherever its CRD has it: a platform block without it is a CRD without it.
+  if (block !== undefined && block !== null && block.cloudLoadBalancerConfig === undefined) {
+    throw new ConfigError(
+      `status.platformStatus.${key} has no cloudLoadBalancerConfig: this cluster's Infrastructure CRD lacks the field (OpenShift 4.19 has it for AWS and GCP only), so there is nowhere to publish LB IPs; nothing was written`,
+    );
+  }
+  const dnsType = block?.cloudLoadBalancerConfig?.dnsType;
   if (dnsType !== undefined && dnsType !== 'ClusterHosted') {
     throw new ConfigError(
       `status.platformStatus.${key}.cloudLoadBalancerConfig.dnsType is ${quote(dnsType)}: the cluster uses the cloud's DNS and the field is immutable, so lbdns will not publish LB IPs. Clusters that need ClusterHosted DNS must be installed that way`,
