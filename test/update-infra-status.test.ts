@@ -556,36 +556,38 @@ test('--watch publishes a router Service status change, and exits 0 when stopped
   }
 });
 
-test('--watch: an LB grown past the 16 IPs the status takes is reported out of sync (lbdns_infrastructure_status_in_sync 0), the published lists left alone', async () => {
+/** A --watch that has published its first lists, stopped and its cluster closed however the body ends. */
+async function withPublished(body: (cluster: Awaited<ReturnType<typeof startCluster>>, watching: Watching) => Promise<void>): Promise<void> {
   const cluster = await startCluster();
   let watching: Watching | undefined;
   try {
     watching = await startWatch(cluster);
     await until('the first publication', async () => (await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs?.[0] === INGRESS_IP);
-    const inSync = async () => /^lbdns_infrastructure_status_in_sync (\d)/m.exec(await (await fetch(`http://${watching?.health}/metrics`)).text())?.[1];
-    assert.is(await inSync(), '1');
-    await cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: Array.from({ length: 17 }, (_, i) => ({ ip: `10.0.1.${100 + i}` })) } });
-    await until('reported out of sync', async () => (await inSync()) === '0');
-    assert.equal((await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs, [INGRESS_IP]);
+    await body(cluster, watching);
   } finally {
     await watching?.stop();
     await cluster.close();
   }
+}
+
+const metricsOf = async (watching: Watching): Promise<string> => (await fetch(`http://${watching.health}/metrics`)).text();
+const inSync = async (watching: Watching): Promise<string | undefined> => /^lbdns_infrastructure_status_in_sync (\d)$/m.exec(await metricsOf(watching))?.[1];
+
+test('--watch: an LB grown past the 16 IPs the status takes is reported out of sync (lbdns_infrastructure_status_in_sync 0), the published lists left alone', async () => {
+  await withPublished(async (cluster, watching) => {
+    assert.is(await inSync(watching), '1');
+    await cluster.server.patchStatus(ROUTER, { loadBalancer: { ingress: Array.from({ length: 17 }, (_, i) => ({ ip: `10.0.1.${100 + i}` })) } });
+    await until('reported out of sync', async () => (await inSync(watching)) === '0');
+    assert.equal((await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs, [INGRESS_IP]);
+  });
 });
 
 test("--watch exports its own gauge, lbdns_infrastructure_status_in_sync, and none of the Corefile's", async () => {
-  const cluster = await startCluster();
-  let watching: Watching | undefined;
-  try {
-    watching = await startWatch(cluster);
-    await until('the first publication', async () => (await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs?.[0] === INGRESS_IP);
-    const text = await (await fetch(`http://${watching.health}/metrics`)).text();
+  await withPublished(async (_cluster, watching) => {
+    const text = await metricsOf(watching);
     assert.match(text, /^lbdns_infrastructure_status_in_sync 1$/m);
     for (const name of ['lbdns_last_change_timestamp_seconds', 'lbdns_corefile_out_of_date']) assert.not.ok(text.includes(name), name);
-  } finally {
-    await watching?.stop();
-    await cluster.close();
-  }
+  });
 });
 
 test('--watch --dry-run is ready but not in sync while the status lacks the lists it would send', async () => {
@@ -594,7 +596,7 @@ test('--watch --dry-run is ready but not in sync while the status lacks the list
   try {
     watching = await startWatch(cluster, {}, 'api,api-int,ingress', true);
     await until('ready', async () => (await fetch(`http://${watching?.health}/readyz`)).status === 200);
-    assert.match(await (await fetch(`http://${watching.health}/metrics`)).text(), /^lbdns_infrastructure_status_in_sync 0$/m);
+    assert.is(await inSync(watching), '0');
     assert.is(await clusterHostedOf(cluster.server), undefined);
   } finally {
     await watching?.stop();

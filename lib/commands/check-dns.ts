@@ -1,4 +1,4 @@
-import { adminNames, noAddressReason } from '../resolve/admin-records.js';
+import { adminDnsRecords, adminNames, noAddressReason } from '../resolve/admin-records.js';
 import { checkServers, formatCheckTable, type CheckRow, type CheckTarget } from '../sinks/dns-check.js';
 import { ConfigError, EXIT, MismatchError, MissingDataError, ValidationError } from '../errors.js';
 import { HostResolver } from '../resolve/host-resolver.js';
@@ -141,11 +141,9 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
     }
     if (check === 'dnsrecords') {
       const checked = new Set(known.filter((k) => wanted.some((w) => w !== 'dnsrecords' && w !== 'gateway' && RECORD_NAME_LB[w] === k.lb)).map((k) => k.name));
-      // One check a name, the record print-records gives: the Managed one (what CoreDNS serves) before an Unmanaged one.
-      const once = new Set<string>();
-      for (const r of dnsRecordsBeside([...state.spec.extraRecords, ...state.unmanaged], checked)) {
-        if (once.has(r.name)) continue;
-        once.add(r.name);
+      // One check a name, against what print-records gives for it.
+      for (const { record: r, givenBy } of adminDnsRecords(dnsRecordsBeside(state.spec.extraRecords, checked), dnsRecordsBeside(state.unmanaged, checked))) {
+        if (givenBy !== undefined) continue;
         // A target that does not resolve gives no address: the name is listed as not checked, as one whose LB has none.
         const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname).catch(() => []))))).flat())].sort();
         if (expected.length === 0) {

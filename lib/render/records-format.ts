@@ -1,5 +1,5 @@
 import { isIPv4 } from 'node:net';
-import { LB_DESCRIPTIONS, noAddressReason, type AdminName } from '../resolve/admin-records.js';
+import { adminDnsRecords, LB_DESCRIPTIONS, noAddressReason, type AdminName } from '../resolve/admin-records.js';
 import { splitFamilies } from '../grammar/ip.js';
 import { addressesOf, PRIVATE_API_NOTE } from '../resolve/record-set.js';
 import type { ExtraRecord, LbName, NameRecord, Resolution } from '../model.js';
@@ -85,15 +85,11 @@ export function planDnsRecordGroups(
     const records = [...v4, ...v6].map((ip) => record(isIPv4(ip) ? 'A' : 'AAAA', ip));
     return { lb: 'ingress', name: r.name, records, note: records.length === 0 ? `not included: the DNSRecord has no usable target` : note, source: r.source, kind: 'ingress controller DNSRecord' };
   };
-  // One group a name: two DNSRecords of one name would give a zone a CNAME beside other records,
-  // or an update whose second delete takes out the first's records. The Managed one is what
-  // CoreDNS serves, so it is the one given; of two of one policy, the first.
-  const winner = new Map<string, ExtraRecord>();
-  for (const r of [...records.managed, ...records.unmanaged]) if (!winner.has(r.name)) winner.set(r.name, r);
-  const planned = [...records.unmanaged.map((r) => [r, group(r, 'Unmanaged')] as const), ...records.managed.map((r) => [r, group(r, 'Managed')] as const)];
-  return planned.map(([r, g]) => {
-    const first = winner.get(r.name) as ExtraRecord;
-    return first === r ? g : { ...g, records: [], note: `not included: ${first.source} gives ${r.name} too, and is the one given` };
+  // One answer a name, as CoreDNS serves it: two groups of one name would give a zone a CNAME
+  // beside other records, or an update whose second delete takes out the first's records.
+  return adminDnsRecords(records.managed, records.unmanaged).map(({ record, policy, givenBy }) => {
+    const g = group(record, policy);
+    return givenBy === undefined ? g : { ...g, records: [], note: `not included: ${record.name} is given with ${givenBy}` };
   });
 }
 
