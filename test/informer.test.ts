@@ -96,6 +96,19 @@ test('a watch that fails is restarted after its backoff, and what changed meanwh
   });
 });
 
+test('a relist that finds every object changed reports the change once, not once per object', async () => {
+  await withNodes(() => startFakeCluster({ nodes: NODES }), undefined, async (c, w) => {
+    // The watch fails, and is asked for again after its backoff with a new list.
+    c.server.failNext({ verb: 'watch' }, 500, 1);
+    c.server.closeWatches();
+    await until('the failed watch', () => c.server.requests.some((r) => r.verb === 'watch' && r.status === 500), 5000);
+    const before = w.changes();
+    for (const name of Object.keys(NODES)) c.server.patchStatus({ resource: 'nodes', name }, { addresses: [{ type: 'InternalIP', address: '10.1.0.1' }] });
+    await until('the relist', () => w.collection.items().every((n) => JSON.stringify(n).includes('10.1.0.1')), 5000);
+    assert.is(w.changes() - before, 1);
+  });
+});
+
 test('a watch whose request cannot be prepared (a credential plugin failing) is retried after its backoff, and what changed meanwhile is seen', async () => {
   let failing = false;
   const prepare = (kc: KubeConfig) => {

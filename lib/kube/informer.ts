@@ -226,9 +226,21 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     }
   };
 
-  informer.on('add', () => synced && notify());
-  informer.on('update', () => synced && !unchanged && notify());
-  informer.on('delete', () => synced && notify());
+  // Once for all the events of one turn: a relist (after a 410) adds or updates every object
+  // in one loop, and a notice per object recomputed the whole collection each time (5,000 Nodes:
+  // 71 s of a blocked process).
+  let queued = false;
+  const notifySoon = () => {
+    if (!synced || queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      if (!stopped) notify();
+    });
+  };
+  informer.on('add', notifySoon);
+  informer.on('update', () => !unchanged && notifySoon());
+  informer.on('delete', notifySoon);
   informer.on('error', (err: unknown) => {
     if (stopped) return;
     const error = kubeErrorFrom(err, opts.what);
