@@ -6,6 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { dump as toYaml } from 'js-yaml';
 import { API_INT_IP, APPS, DOMAIN, INGRESS_IP, readAnswers, ROUTER, startCluster, startMonitor, until, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
@@ -58,6 +59,26 @@ test('with --if-unreachable=keep and the API server down, a good Corefile is kep
     assert.is((await stat(c.out)).mtimeMs, OLD.getTime());
     const warning = logLines(r.stderr).find((l) => l.level === 'warn' && String(l.msg).includes('--if-unreachable=keep'));
     assert.is(warning?.servedSince, OLD.toISOString());
+  });
+});
+
+test('with --if-unreachable=keep and an API server that takes connections and never answers, the Corefile is kept by the wait timeout', async () => {
+  await withWrittenCorefile(async (c) => {
+    const before = await readFile(c.out, 'utf8');
+    await c.server.stop();
+    const held: Socket[] = [];
+    const silent = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(Number(new URL(c.server.url).port), '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const r = await renderWhileDown(c, '--if-unreachable', 'keep');
+      assert.is(r.code, 0, r.stderr);
+      assert.ok(Date.now() - started < 10_000, `kept after ${Date.now() - started} ms`);
+      assert.is(await readFile(c.out, 'utf8'), before);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 

@@ -4,4 +4,4 @@
  * that, which halves the code the cluster commands load, parse and keep in memory.
  * Only ever imported dynamically, through `kubeModule()`.
  */
-export { CustomObjectsApi, KubeConfig, ListWatch, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
+export { CustomObjectsApi, KubeConfig, ListWatch, Observable, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';

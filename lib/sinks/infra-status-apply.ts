@@ -3,6 +3,7 @@ import pRetry, { AbortError } from 'p-retry';
 import { ConfigError, KubeAccessError, KubeError } from '../errors.js';
 import { planStatusPatch, type LbIpLists, type StatusPlan } from './infra-status-plan.js';
 import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
+import { REQUEST_TIME_LIMIT_MS, timeLimited } from '../kube/time-limit.js';
 import { kubeModule } from '../kube/client.js';
 import type { Logger } from '../runtime/log.js';
 import type { LbName } from '../model.js';
@@ -56,12 +57,13 @@ function invalidError(err: unknown): ConfigError {
 export async function publishLbIps(kc: KubeConfig, lists: LbIpLists, opts: PublishOptions): Promise<PublishResult> {
   const k8s = await kubeModule();
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
-  const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+  const mergePatch = await timeLimited(REQUEST_TIME_LIMIT_MS, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  const limited = await timeLimited(REQUEST_TIME_LIMIT_MS);
   return pRetry(
     async (): Promise<PublishResult> => {
       let infra: Infrastructure;
       try {
-        infra = (await custom.getClusterCustomObject(INFRA)) as Infrastructure;
+        infra = (await custom.getClusterCustomObject(INFRA, limited)) as Infrastructure;
       } catch (err) {
         if (httpStatusOf(err) === 404) throw new AbortError(new ConfigError(`${OBJECT} does not exist: is this an OpenShift cluster?`));
         const error = kubeErrorFrom(err, `get ${OBJECT}`);

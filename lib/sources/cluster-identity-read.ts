@@ -8,6 +8,7 @@ import { domainFrom, type DnsConfig } from './cluster-identity.js';
 import { platformOf, type Infrastructure } from './infra-lbs.js';
 import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
 import { kubeModule } from '../kube/client.js';
+import { REQUEST_TIME_LIMIT_MS, timeLimited } from '../kube/time-limit.js';
 
 export interface ClusterIdentity {
   readonly infrastructure: Infrastructure | undefined;
@@ -49,7 +50,13 @@ export async function readClusterIdentity(kc: KubeConfig, log: Logger, deadline:
   const k8s = await kubeModule();
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const get = async <T>(plural: string, what: string): Promise<T | undefined> =>
-    retried(async () => (await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural, name: 'cluster' })) as T, what, log, deadline);
+    retried(
+      // No request outlives the deadline: a server that takes the request and never answers is a failed attempt.
+      async () => (await custom.getClusterCustomObject({ group: 'config.openshift.io', version: 'v1', plural, name: 'cluster' }, await timeLimited(Math.max(250, Math.min(REQUEST_TIME_LIMIT_MS, deadline - Date.now()))))) as T,
+      what,
+      log,
+      deadline,
+    );
   const [infrastructure, dns] = await Promise.all([
     get<Infrastructure>('infrastructures', 'get infrastructures.config.openshift.io/cluster'),
     get<DnsConfig>('dnses', 'get dnses.config.openshift.io/cluster'),
