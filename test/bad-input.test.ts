@@ -67,6 +67,24 @@ const FILES: Record<string, string> = {
     '',
   ].join('\n'),
   'runtime-error.eta': '. {\n    errors\n<%= it.nothing.here %>\n}\n',
+  'missing-cert.kubeconfig': [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+    'users: [{name: u, user: {client-certificate: /nonexistent/lbdns/cert.pem, client-key: /nonexistent/lbdns/key.pem}}]',
+    'contexts: [{name: x, context: {cluster: c, user: u}}]',
+    'current-context: x',
+    '',
+  ].join('\n'),
+  'relative-ca.kubeconfig': [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", certificate-authority: no-such-ca.crt}}]',
+    'users: [{name: u, user: {token: t}}]',
+    'contexts: [{name: x, context: {cluster: c, user: u}}]',
+    'current-context: x',
+    '',
+  ].join('\n'),
 };
 
 interface BadInput {
@@ -169,6 +187,8 @@ const CASES: readonly BadInput[] = [
   { what: 'a kubeconfig over 1 MiB', args: (d) => [join(d, 'too-big.yaml'), ...cluster()], message: /kubeconfig ".*too-big\.yaml": is 1100023 bytes; lbdns reads at most 1048576/ },
   { what: 'a kubeconfig that is no YAML mapping', args: (d) => [join(d, 'not-a-kubeconfig'), ...cluster()], message: /kubeconfig .*not-a-kubeconfig: is not a kubeconfig: not a YAML mapping/ },
   { what: 'a kubeconfig that lists no clusters', args: (d) => [join(d, 'no-clusters.kubeconfig'), ...cluster()], message: /kubeconfig .*no-clusters\.kubeconfig: is not a kubeconfig: it lists no clusters/ },
+  { what: 'a kubeconfig whose client certificate file is missing, as a setting to fix, not an outage to wait out', args: (d) => [join(d, 'missing-cert.kubeconfig'), ...cluster()], message: /kubeconfig .*missing-cert\.kubeconfig: cannot read "\/nonexistent\/lbdns\/cert\.pem", which it names \(ENOENT\)/ },
+  { what: 'a kubeconfig naming its CA by a path relative to itself, looked for beside it', args: (d) => [join(d, 'relative-ca.kubeconfig'), ...cluster()], message: /kubeconfig .*relative-ca\.kubeconfig: cannot read "\/[^"]*\/no-such-ca\.crt", which it names \(ENOENT\)/ },
   { what: 'a kubeconfig whose exec credential plugin prints nothing, at once and without retrying', args: (d) => [join(d, 'silent-plugin.kubeconfig'), ...cluster()], message: /user "u": its exec credential plugin "\/bin\/true" printed no ExecCredential JSON on stdout/ },
   { what: 'an LB that is a lone dot', args: () => cluster({ '--api-int-lb': ['.'] }), message: /--api-int-lb: "\." is neither an IP address nor a host name/ },
   { what: 'an LB that is a URL', args: () => cluster({ '--api-int-lb': ['http://lb.example.net'] }), message: /--api-int-lb: "http:\/\/lb\.example\.net" is neither an IP address nor a host name/ },

@@ -1,4 +1,5 @@
 import { access } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { CORE_SCHEMA, load as loadYaml } from 'js-yaml';
 import { readInputFile } from '../inputs/admin-file.js';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -45,6 +46,8 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
     } catch (err) {
       throw new ConfigError(`kubeconfig ${path}: not a usable kubeconfig (${(err as Error).message})`);
     }
+    // As kubectl and client-node's loadFromFile: files it names relative to itself are beside it.
+    kc.makePathsAbsolute(dirname(resolve(path)));
   } else if (source.env.KUBERNETES_SERVICE_HOST && (await access(SERVICE_ACCOUNT_TOKEN).then(() => true, () => false))) {
     kc.loadFromCluster();
   } else {
@@ -59,33 +62,33 @@ export async function loadKubeConfig(source: KubeconfigSource): Promise<KubeConf
     throw new ConfigError(`kubeconfig ${path ?? '(in-cluster)'}: cluster ${quote(cluster.name)} has no valid server URL (${quote(cluster.server)})`);
   }
   honorTlsServerName(kc);
-  await checkCredentialPlugin(kc, path ?? '(in-cluster)');
   // client-node refuses every request to such a server, which would look like an API outage retried until --wait-timeout.
   if (server.protocol === 'http:' && !cluster.skipTLSVerify && !cluster.proxyUrl) {
     throw new ConfigError(
       `kubeconfig ${path ?? '(in-cluster)'}: cluster ${quote(cluster.name)} server ${quote(cluster.server)} is plain HTTP, which the Kubernetes client refuses unless the cluster entry sets insecure-skip-tls-verify: true; use the API server's https:// URL`,
     );
   }
+  await checkCredentials(kc, path ?? '(in-cluster)');
   return kc;
 }
 
 /**
- * Runs the user's exec credential plugin once, at start: one that fails is a setting to fix,
- * not an outage to retry until --wait-timeout. client-node keeps what it printed until the
- * credential's expirationTimestamp, and runs it again after.
+ * Reads the files the kubeconfig names (CA, client certificate and key) and runs the user's
+ * exec credential plugin once, at start: a file missing or a plugin that fails is a setting to
+ * fix, not an outage to retry until --wait-timeout. client-node keeps what the plugin printed
+ * until the credential's expirationTimestamp, and runs it again after.
  */
-async function checkCredentialPlugin(kc: KubeConfig, path: string): Promise<void> {
+async function checkCredentials(kc: KubeConfig, path: string): Promise<void> {
   const user = kc.getCurrentUser();
   const command = user?.exec?.command ?? user?.authProvider?.config?.exec?.command;
-  if (user === null || command === undefined) return;
   try {
     await kc.applyToHTTPSOptions({});
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    // client-node reads the files the kubeconfig names (CA, client certificate) before it runs the plugin.
     if (e.code !== undefined && e.path !== undefined && !e.syscall?.startsWith('spawn')) {
       throw new ConfigError(`kubeconfig ${path}: cannot read ${quote(e.path)}, which it names (${e.code}); check the path and the volume mount`);
     }
+    if (user === null || command === undefined) throw new ConfigError(`kubeconfig ${path}: its credentials cannot be used (${quote(e.message.slice(0, 200))})`);
     const why =
       e instanceof SyntaxError
         ? `printed no ExecCredential JSON on stdout (${e.message})`
