@@ -97,6 +97,12 @@ test('a node whose name as served another node already has is skipped with a war
   assert.match(messages().join('\n'), /"m0\.c1\.example\.com" names a node already listed \(m0\.c1\.example\.com\); node not served twice/);
 });
 
+test('of two nodes served under one name, the one whose name sorts first is kept, whatever order they come in', () => {
+  const short = node('m0', [internal('10.0.0.5')]);
+  const long = node('m0.c1.example.com', [internal('10.0.0.6')]);
+  for (const nodes of [[short, long], [long, short]]) assert.equal(nodesContribution(nodes, () => undefined, DOMAIN).nodes, [{ name: 'm0', ips: ['10.0.0.5'] }]);
+});
+
 test('a node named like a served name (api, api-int, under apps) is skipped with a warning', () => {
   const { warn, messages } = collector();
   const c = nodesContribution([node('api', [internal('10.0.0.5')]), node('api-int', [internal('10.0.0.6')]), node('x.apps', [internal('10.0.0.7')]), node('worker-0', [internal('10.0.0.8')])], warn, DOMAIN);

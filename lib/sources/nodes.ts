@@ -51,6 +51,8 @@ export function nodeProjection(node: V1Node): V1Node {
   return { metadata: { name, namespace, resourceVersion }, status: { addresses: kept } } as V1Node;
 }
 
+const sortKey = (node: V1Node): string => (typeof node === 'object' && node !== null && typeof node.metadata?.name === 'string' ? node.metadata.name.toLowerCase() : '');
+
 /**
  * Node name → its InternalIPs (both families), sorted by name; a node with none is skipped,
  * and so is one whose name as served (`<name>.<domain>`) an earlier node already has, or that
@@ -59,7 +61,9 @@ export function nodeProjection(node: V1Node): V1Node {
 export function nodesContribution(nodes: readonly V1Node[], warn: Warn, domain: string): SourceContribution {
   const byName = new Map<string, NodeEntry>();
   const fqdns = new Set<string>();
-  for (const node of nodes) {
+  // In name order, not the cache's: of two Nodes served under one name, every monitor keeps the same one.
+  const keyed = nodes.map((node) => ({ node, key: sortKey(node) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (const { node } of keyed) {
     if (typeof node !== 'object' || node === null) {
       warnIgnored(warn, 'node list item', node, 'is not an object');
       continue;
