@@ -248,4 +248,44 @@ test('the next page is asked for as soon as its token arrives, while the page be
   }
 });
 
+test('a list in pages asks for one page ahead, no more: at most two requests at once', async () => {
+  const cluster = await startCluster({ nodes: {} });
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const { metadata } = await cluster.server.call<{ metadata: { resourceVersion: string } }>('GET', '/api/v1/nodes');
+  let inFlight = 0;
+  let most = 0;
+  const collection = await watchCollection<KubernetesObject>({
+    kc,
+    name: 'nodes',
+    what: 'list nodes',
+    path: '/api/v1/nodes',
+    pageSize: 1,
+    list: async ({ continue: token, onContinue }) => {
+      const n = token === undefined ? 0 : Number(token);
+      most = Math.max(most, ++inFlight);
+      // Each page's token comes at once, its items 50 ms later, as from a server under load.
+      if (n < 5) onContinue?.(String(n + 1));
+      await sleep(50);
+      inFlight -= 1;
+      return {
+        apiVersion: 'v1',
+        kind: 'NodeList',
+        metadata: { resourceVersion: metadata.resourceVersion, ...(n < 5 ? { continue: String(n + 1) } : {}) },
+        items: [{ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${n}`, resourceVersion: '1' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.5' }] } }],
+      };
+    },
+    project: (obj) => nodeProjection(obj as V1Node),
+    log: quiet,
+    onChange: () => undefined,
+  });
+  try {
+    assert.is(collection.items().length, 6);
+    assert.is(most, 2);
+  } finally {
+    await collection.stop();
+    await cluster.close();
+  }
+});
+
 test.run();

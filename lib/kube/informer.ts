@@ -163,19 +163,22 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
   type Fetched = { readonly page: KubernetesListObject<T>; readonly next: Promise<Fetched> | undefined };
   // The next page is asked for as soon as its token arrives (kube-apiserver sends the list's
   // metadata before its items): the server prepares it while this one is received and decoded.
-  const fetchPage = (size: number, token: string | undefined): Promise<Fetched> => {
+  // One page ahead, no more: the page after waits until the one before this has arrived, so a
+  // list that fails leaves at most one request behind, and a large one is not held all at once.
+  const fetchPage = (size: number, token: string | undefined, before: Promise<unknown>): Promise<Fetched> => {
     let next: Promise<Fetched> | undefined;
     const follow = (t: string) => {
       if (next !== undefined) return;
-      next = fetchPage(size, t);
+      next = before.then(() => fetchPage(size, t, fetched));
       // Awaited only if this page succeeds; a failure of this one is what the list reports.
       next.catch(() => undefined);
     };
-    return opts.list({ limit: size, ...(token === undefined ? {} : { continue: token }), onContinue: follow }).then((page) => {
+    const fetched = opts.list({ limit: size, ...(token === undefined ? {} : { continue: token }), onContinue: follow }).then((page) => {
       const t = continueOf(page);
       if (t !== undefined) follow(t);
       return { page, next };
     });
+    return fetched;
   };
   const listAll = async (): Promise<KubernetesListObject<T>> => {
     const keep = project ?? ((obj: T) => obj);
@@ -184,7 +187,7 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       return { ...page, items: page.items.map(keep) };
     }
     const items: T[] = [];
-    let pending: Promise<Fetched> | undefined = fetchPage(pageSize, undefined);
+    let pending: Promise<Fetched> | undefined = fetchPage(pageSize, undefined, Promise.resolve());
     let last: KubernetesListObject<T> | undefined;
     while (pending !== undefined) {
       const { page, next }: Fetched = await pending;
