@@ -325,6 +325,25 @@ for (const c of SAME_FILE) {
   });
 }
 
+test('a --dnsmasq-out that is a symlink to the --out not written yet is refused with exit 2, nothing written', async () => {
+  const dir = await freshDir();
+  await symlink(join(dir, 'Corefile'), join(dir, 'lbdns.conf'));
+  const r = await runLbdns(['render-corefile', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'Corefile'), '--dnsmasq-out', join(dir, 'lbdns.conf')]);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--dnsmasq-out ".*lbdns\.conf" is the same file as --out/);
+  assert.equal(await readdir(dir), ['lbdns.conf']);
+});
+
+test('an --out reached through a symlinked directory, the same file as --dnsmasq-out, is refused with exit 2, nothing written', async () => {
+  const dir = await freshDir();
+  await mkdir(join(dir, 'real'));
+  await symlink(join(dir, 'real'), join(dir, 'link'));
+  const r = await runLbdns(['render-corefile', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'link', 'Corefile'), '--dnsmasq-out', join(dir, 'real', 'Corefile')]);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /is the same file as --out/);
+  assert.equal(await readdir(join(dir, 'real')), []);
+});
+
 test('a --dnsmasq-out that reaches --out through a symlink is refused with exit 2, the Corefile left as it was', async () => {
   const dir = await freshDir();
   await writeFile(join(dir, 'Corefile'), PREVIOUS);

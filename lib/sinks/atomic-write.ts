@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { lstat, open, readdir, readFile, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigError, quote, WriteError } from '../errors.js';
 
@@ -155,7 +155,7 @@ export interface Output {
 export async function checkDistinctOutputs(outputs: readonly Output[]): Promise<void> {
   const seen: { readonly output: Output; readonly key: string; readonly id: string | undefined }[] = [];
   for (const output of outputs) {
-    const key = resolve(output.path);
+    const key = await whereWritten(output.path);
     const info = await stat(key).catch(() => null);
     const id = info === null ? undefined : `${info.dev}:${info.ino}`;
     const same = seen.find((s) => s.key === key || (id !== undefined && s.id === id));
@@ -164,6 +164,18 @@ export async function checkDistinctOutputs(outputs: readonly Output[]): Promise<
     }
     seen.push({ output, key, id });
   }
+}
+
+/**
+ * The path a write to `path` lands on: through a symlink, even one to a file not there yet,
+ * and its directory's symlinks, as the write follows them.
+ */
+async function whereWritten(path: string, depth = 0): Promise<string> {
+  const absolute = resolve(path);
+  const dir = await realpath(dirname(absolute)).catch(() => dirname(absolute));
+  const at = join(dir, basename(absolute));
+  const link = depth < 40 ? await readlink(at).catch(() => undefined) : undefined;
+  return link === undefined ? at : whereWritten(resolve(dir, link), depth + 1);
 }
 
 async function readCurrent(target: string): Promise<CurrentFile | null> {
