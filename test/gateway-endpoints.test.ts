@@ -226,6 +226,12 @@ test("excludeAddresses: an IPv4-mapped CIDR removes the IPv4 addresses in its la
   assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['::ffff:10.0.0.0/104'] })], addresses).targets, ['11.1.0.5', '2001:db8::1']);
 });
 
+test("excludeAddresses: an IPv4-mapped CIDR of fewer than 96 bits is an IPv6 network, as Go's IPNet.Contains reads it: IPv4 addresses stay", () => {
+  const addresses = [address(ip('10.0.0.5')), address(ip('::1')), address(ip('2001:db8::1'))];
+  assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['::ffff:0.0.0.0/64'] })], addresses).targets, ['10.0.0.5', '2001:db8::1']);
+  assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['::ffff:10.0.0.0/90'] })], addresses).targets, ['10.0.0.5', '::1', '2001:db8::1']);
+});
+
 test('excludeAddresses: a prefix with leading zeros parses, as Go parses it', () => {
   const addresses = [address(ip('10.0.0.5')), address(ip('11.1.0.5'))];
   assert.equal(servedBy([policy('p', '2026-01-01T00:00:00Z', 'a', { excludeAddresses: ['10.0.0.0/0008'] })], addresses).targets, ['11.1.0.5']);

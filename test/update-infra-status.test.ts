@@ -462,7 +462,7 @@ test('Azure on the release-4.19 CRD, its platform block written, exits 2 saying 
   try {
     const result = await runLbdns(['update-infra-status', '--kubeconfig', cluster.kubeconfig, '--wait-timeout', '4s']);
     assert.is(result.code, 2, result.stderr);
-    assert.match(result.stderr, "status.platformStatus.azure has no cloudLoadBalancerConfig: this cluster's Infrastructure CRD lacks the field");
+    assert.match(result.stderr, "status.platformStatus.azure has no cloudLoadBalancerConfig: this cluster's Infrastructure CRD has no such field for Azure");
     assert.not.match(result.stderr, '--set-dns-type-cluster-hosted');
     assert.equal((await calls(cluster.server)).filter((r) => r.method === 'PATCH'), []);
   } finally {

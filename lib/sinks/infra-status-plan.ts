@@ -64,7 +64,7 @@ export function publishTarget(infra: Infrastructure, setDnsType = false): Publis
   // The API server defaults cloudLoadBalancerConfig wherever its CRD has it: a platform block without it is a CRD without it.
   if (block !== undefined && block !== null && block.cloudLoadBalancerConfig === undefined) {
     throw new ConfigError(
-      `status.platformStatus.${key} has no cloudLoadBalancerConfig: this cluster's Infrastructure CRD lacks the field (OpenShift 4.19 has it for AWS and GCP only), so there is nowhere to publish LB IPs; nothing was written`,
+      `status.platformStatus.${key} has no cloudLoadBalancerConfig: this cluster's Infrastructure CRD has no such field for ${platform}, so there is nowhere to publish LB IPs; nothing was written`,
     );
   }
   const dnsType = block?.cloudLoadBalancerConfig?.dnsType;

@@ -83,8 +83,13 @@ function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address:
       warn(`${where}: ${JSON.stringify(text).slice(0, 80)} is not a CIDR; policy not applied (as Kuadrant: a CIDR that does not parse fails the policy)`, { where, reason: 'is not a CIDR', regarding: regarding(policy) });
       return null;
     }
+    if (mapped !== undefined && bits < 96) {
+      // Masked below its ::ffff: part, the network is an IPv6 one: Go matches IPv6 addresses in it, and never an IPv4 one.
+      blocks[6].addSubnet(`::ffff:${ip}`, bits, 'ipv6');
+      continue;
+    }
     const family = ipFamily(ip);
-    blocks[family].addSubnet(ip, mapped === undefined ? bits : Math.max(0, bits - 96), family === 4 ? 'ipv4' : 'ipv6');
+    blocks[family].addSubnet(ip, mapped === undefined ? bits : bits - 96, family === 4 ? 'ipv4' : 'ipv6');
   }
   // BlockList.check builds a SocketAddress on every call: skipped when no CIDR of the family is given.
   const cidrs = { 4: blocks[4].rules.length > 0, 6: blocks[6].rules.length > 0 };
