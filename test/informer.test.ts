@@ -201,6 +201,14 @@ test('an update to what the projection keeps is reported, and cached', async () 
 });
 
 
+/** One page of a Node list holding one Node, with the token to the next page if there is one. */
+const nodePage = (resourceVersion: string, name: string, token?: string) => ({
+  apiVersion: 'v1',
+  kind: 'NodeList',
+  metadata: { resourceVersion, ...(token ? { continue: token } : {}) },
+  items: [{ apiVersion: 'v1', kind: 'Node', metadata: { name, resourceVersion: '1' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.5' }] } }],
+});
+
 test('the next page is asked for as soon as its token arrives, while the page before is still being read', async () => {
   const cluster = await startCluster({ nodes: {} });
   const kc = new KubeConfig();
@@ -211,12 +219,7 @@ test('the next page is asked for as soon as its token arrives, while the page be
   const second = new Promise<void>((resolve) => {
     secondAsked = resolve;
   });
-  const page = (name: string, token?: string) => ({
-    apiVersion: 'v1',
-    kind: 'NodeList',
-    metadata: { resourceVersion: metadata.resourceVersion, ...(token ? { continue: token } : {}) },
-    items: [{ apiVersion: 'v1', kind: 'Node', metadata: { name, resourceVersion: '1' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.5' }] } }],
-  });
+  const page = (name: string, token?: string) => nodePage(metadata.resourceVersion, name, token);
   const collection = await watchCollection<KubernetesObject>({
     kc,
     name: 'nodes',
@@ -268,12 +271,7 @@ test('a list in pages asks for one page ahead, no more: at most two requests at 
       if (n < 5) onContinue?.(String(n + 1));
       await sleep(50);
       inFlight -= 1;
-      return {
-        apiVersion: 'v1',
-        kind: 'NodeList',
-        metadata: { resourceVersion: metadata.resourceVersion, ...(n < 5 ? { continue: String(n + 1) } : {}) },
-        items: [{ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${n}`, resourceVersion: '1' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.5' }] } }],
-      };
+      return nodePage(metadata.resourceVersion, `node-${n}`, n < 5 ? String(n + 1) : undefined);
     },
     project: (obj) => nodeProjection(obj as V1Node),
     log: quiet,
