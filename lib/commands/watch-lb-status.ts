@@ -146,23 +146,17 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const out = requireOut(ctx.raw);
   let lbServers = lbResolvers(ctx.raw, ctx.spec);
   // Refused at start (exit 2), the health server closed: nothing else is running yet.
-  const template = await (async () => {
+  const { template, gatewayFiles } = await (async () => {
     await checkOutputPath(out, '--out');
     if (opts.dnsmasqOut !== undefined) {
       checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
       await checkOutputPath(opts.dnsmasqOut, '--dnsmasq-out');
     }
-    // The resolver reads the servers anew at each lookup, where a bad one would only fail every lookup.
-    for (const server of lbServers ?? []) parseDnsServer(server);
-    return loadTemplate(ctx.raw.template);
-  })().catch(async (err: unknown) => {
-    await health.close();
-    throw err;
-  });
-  const gatewayFiles = await (async () => {
     const files = ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined;
     await checkCorefileOutputs(out, files, opts.dnsmasqOut);
-    return files;
+    // The resolver reads the servers anew at each lookup, where a bad one would only fail every lookup.
+    for (const server of lbServers ?? []) parseDnsServer(server);
+    return { template: await loadTemplate(ctx.raw.template), gatewayFiles: files };
   })().catch(async (err: unknown) => {
     await health.close();
     throw err;

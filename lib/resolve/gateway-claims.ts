@@ -147,9 +147,7 @@ export class ClaimIndex {
   private leave(owner: OwnedEndpoints, touched: Set<string>): void {
     this.own.delete(owner);
     for (const { dnsName } of owner.endpoints) {
-      if (!this.askers.get(dnsName).includes(owner)) continue;
-      this.askers.delete(dnsName, owner);
-      touched.add(dnsName);
+      if (this.askers.delete(dnsName, owner)) touched.add(dnsName);
     }
   }
 

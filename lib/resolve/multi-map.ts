@@ -14,14 +14,16 @@ export class MultiMap<K, V> {
     } else if (!held.includes(value)) held.push(value);
   }
 
-  delete(key: K, value: V): void {
+  /** Whether `key` held `value`. */
+  delete(key: K, value: V): boolean {
     const held = this.map.get(key);
-    if (held === value) this.map.delete(key);
-    else if (Array.isArray(held)) {
-      const at = held.indexOf(value);
-      if (at >= 0) held.splice(at, 1);
-      if (held.length === 1) this.map.set(key, held[0] as V);
-    }
+    if (held === value) return this.map.delete(key);
+    if (!Array.isArray(held)) return false;
+    const at = held.indexOf(value);
+    if (at < 0) return false;
+    held.splice(at, 1);
+    if (held.length === 1) this.map.set(key, held[0] as V);
+    return true;
   }
 
   /** The values under `key`, in a new array: to read, not to keep. */
