@@ -48,6 +48,28 @@ test('a name whose chain turns into a loop is not held with its previous records
   assert.not.ok(held.some((h) => h.name === APP));
 });
 
+test("a CNAME into a name its namespace asked for too and an older namespace was given is not served: a tenant's host never answers another namespace's addresses", () => {
+  const klb = `klb.${APP}`;
+  const owners = [
+    { source: 'dnspolicy/shop/p gateway/shop/g', namespace: 'shop', created: '2026-02-01T00:00:00Z', zone: ZONE, endpoints: [cname(APP, klb), cname(klb, `eu.${klb}`), { dnsName: `eu.${klb}`, recordType: 'A' as const, targets: ['198.51.100.1'], ttl: 60, setIdentifier: '' }] },
+    { source: 'dnspolicy/other/p gateway/other/g', namespace: 'other', created: '2025-01-01T00:00:00Z', zone: ZONE, endpoints: [{ dnsName: klb, recordType: 'A' as const, targets: ['203.0.113.66'], ttl: 60, setIdentifier: '' }] },
+  ];
+  const { recordSet, empty } = buildRecordSet({ ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, new Map());
+  assert.is(recordSet.names.find((n) => n.name === APP), undefined);
+  assert.ok(empty.includes(APP));
+  assert.equal(recordSet.names.find((n) => n.name === klb)?.v4, ['203.0.113.66']);
+});
+
+test("a CNAME into another namespace's name that its own namespace never asked for is followed: pointing at a name is not taking it", () => {
+  const target = `shared.${ZONE}`;
+  const owners = [
+    { source: 'dnsrecord.kuadrant.io/shop/r', namespace: 'shop', created: '2026-02-01T00:00:00Z', zone: ZONE, endpoints: [cname(APP, target)] },
+    { source: 'dnsrecord.kuadrant.io/other/r', namespace: 'other', created: '2025-01-01T00:00:00Z', zone: ZONE, endpoints: [{ dnsName: target, recordType: 'A' as const, targets: ['203.0.113.66'], ttl: 60, setIdentifier: '' }] },
+  ];
+  const { recordSet } = buildRecordSet({ ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, new Map());
+  assert.equal(recordSet.names.find((n) => n.name === APP)?.chain?.map((c) => c.target), [target]);
+});
+
 test('a CNAME to a name outside the zones is served with the addresses lbdns resolves for it', () => {
   const { recordSet } = build('lb.example.org', { 'lb.example.org': ['198.51.100.9'] });
   assert.equal(recordSet.names.find((n) => n.name === APP)?.v4, ['198.51.100.9']);

@@ -30,6 +30,7 @@ function view(index: ClaimIndex) {
     claims: Object.fromEntries([...index.byName].map(([name, claims]) => [name, claims.map((c) => `${c.owner.source} ${c.endpoint.recordType} ${c.endpoint.targets.join(',')}`)])),
     refused: index.refused().map((r) => `${r.name} ${r.source} ${r.reason}`).sort(),
     external: index.external(),
+    lostBy: Object.fromEntries([...index.lostBy].map(([name, namespaces]) => [name, [...namespaces].sort()])),
   };
 }
 
@@ -174,7 +175,7 @@ function acceptedSteps() {
   return (owners: readonly OwnedEndpoints[]): AcceptedGatewayNames => {
     const names = index.update(owners);
     version += 1;
-    return { byName: index.byName, refused: index.refused(), external: index.external(), version, changed: version === 1 || names === undefined ? undefined : { after: version - 1, names } };
+    return { byName: index.byName, refused: index.refused(), external: index.external(), lostBy: index.lostBy, version, changed: version === 1 || names === undefined ? undefined : { after: version - 1, names } };
   };
 }
 
@@ -209,6 +210,8 @@ test('each step of changing owners and resolutions gives the records computing f
     { dnsName: `q.${ZONE}`, targets: [`p.${ZONE}`] },
   ]);
   const plain = (ip: string) => lbOwner('plain', '2026-01-01T00:00:03Z', [{ dnsName: `www.${ZONE}`, recordType: 'A', targets: [ip] }]);
+  // An older owner of another namespace taking the chain's klb name: the host is then not served.
+  const taker = { ...lbOwner('taker', '2025-01-01T00:00:00Z', [{ dnsName: `klb.${host}`, recordType: 'A', targets: ['203.0.113.66'] }]), namespace: 'y' };
   const resolved = (...v4: string[]): Map<string, Resolution> => new Map([['lb.example.org', { hostname: 'lb.example.org', v4, v6: [], ttlSeconds: 30 }]]);
   // The same objects where an owner is unchanged, as the sources give them: only what changed is decided again.
   const [local, external, p1, p2] = [chain(`leaf.${ZONE}`, `leaf.${ZONE}`), chain('lb.example.org', 'lb.example.org'), plain('192.0.2.1'), plain('192.0.2.2')];
@@ -220,6 +223,8 @@ test('each step of changing owners and resolutions gives the records computing f
     [[external, p2], resolved('198.51.100.4')],
     [[local, p2], resolved()],
     [[loop], resolved('198.51.100.3')],
+    [[local, loop, p1], resolved('198.51.100.3')],
+    [[local, loop, p1, taker], resolved('198.51.100.3')],
     [[local, loop, p1], resolved('198.51.100.3')],
   ];
   const book = new GatewayRecordBook('GEO-EU');

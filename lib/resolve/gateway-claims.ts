@@ -56,6 +56,8 @@ export class ClaimIndex {
   private readonly claims = new Map<string, Claim[]>();
   /** name → refusals between owners asking for it. */
   private readonly conflicts = new Map<string, Refusal[]>();
+  /** name → the namespaces refused it for an older one's. */
+  private readonly lost = new Map<string, ReadonlySet<string>>();
   /** CNAME target → how many accepted endpoints point to it. */
   private readonly targets = new Map<string, number>();
 
@@ -79,7 +81,7 @@ export class ClaimIndex {
     let { left, came } = ownersDiff(this.owners, owners);
     const anew = left.length > this.owners.length / 2;
     if (anew) {
-      for (const map of [this.own, this.askers, this.claims, this.conflicts, this.targets]) map.clear();
+      for (const map of [this.own, this.askers, this.claims, this.conflicts, this.lost, this.targets]) map.clear();
       this.externalNames = undefined;
       [left, came] = [[], [...owners]];
     }
@@ -94,6 +96,11 @@ export class ClaimIndex {
   /** dnsName → the endpoints served for it, all from one namespace; from nothing, oldest owner first: read it before the next update. */
   get byName(): ReadonlyMap<string, readonly Claim[]> {
     return this.claims;
+  }
+
+  /** name → the namespaces that asked for it and were refused for another's: a CNAME of theirs is not followed into it. */
+  get lostBy(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.lost;
   }
 
   refused(): Refusal[] {
@@ -160,9 +167,11 @@ export class ClaimIndex {
   private decide(name: string): void {
     const before = this.claims.get(name) ?? [];
     this.conflicts.delete(name);
+    this.lost.delete(name);
     const askers = this.askers.get(name).sort(older);
     const list: Claim[] = [];
     const conflicts: Refusal[] = [];
+    const lost = new Set<string>();
     const refuse = (owner: OwnedEndpoints, reason: RefusalReason, detail: string) => conflicts.push({ name, source: owner.source, reason, detail });
     for (const owner of askers) {
       for (const endpoint of owner.endpoints) {
@@ -171,6 +180,7 @@ export class ClaimIndex {
         if (first === undefined) {
           list.push({ endpoint, owner });
         } else if (first.owner.namespace !== owner.namespace) {
+          lost.add(owner.namespace);
           refuse(owner, 'other-owner', `is served for the older ${first.owner.source} of namespace ${first.owner.namespace}`);
         } else if (family(first.endpoint) !== family(endpoint)) {
           refuse(owner, 'duplicate', `is a ${first.endpoint.recordType} record of the older ${first.owner.source}`);
@@ -189,6 +199,7 @@ export class ClaimIndex {
     else this.claims.delete(name);
     if ((before.length === 0) !== (list.length === 0)) this.externalNames = undefined;
     if (conflicts.length > 0) this.conflicts.set(name, conflicts);
+    if (lost.size > 0) this.lost.set(name, lost);
     // Counted up first: a target still pointed to never drops to 0 on the way.
     for (const { endpoint } of list) this.count(endpoint, 1);
     for (const { endpoint } of before) this.count(endpoint, -1);

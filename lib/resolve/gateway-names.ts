@@ -18,6 +18,8 @@ export interface AcceptedGatewayNames {
   readonly refused: readonly Refusal[];
   /** CNAME targets no accepted name answers: host names lbdns resolves itself. */
   readonly external: readonly string[];
+  /** name → the namespaces that asked for it and were refused for another's (ClaimIndex.lostBy). */
+  readonly lostBy: ReadonlyMap<string, ReadonlySet<string>>;
   /** Increases with every result that may differ from the one before. */
   readonly version: number;
   /** The names decided again since the result of version `after`; undefined: decided from nothing. */
@@ -36,7 +38,7 @@ let version = 0;
  */
 export function acceptGatewayNames(spec: ClusterSpec): AcceptedGatewayNames {
   const gateway = spec.gateway;
-  if (gateway === undefined || !ROLE_TRAITS[spec.role].clusterNames) return { byName: new Map(), refused: [], external: [], version: 0, changed: undefined };
+  if (gateway === undefined || !ROLE_TRAITS[spec.role].clusterNames) return { byName: new Map(), refused: [], external: [], lostBy: new Map(), version: 0, changed: undefined };
   if (last?.spec === spec) return last.result;
   const guard = nameGuard(spec);
   const kept = index !== undefined && index.guard === guard && index.zones === gateway.zones.join(', ') ? index : undefined;
@@ -45,7 +47,7 @@ export function acceptGatewayNames(spec: ClusterSpec): AcceptedGatewayNames {
   const after = last?.result.version;
   version += 1;
   const changed = kept === undefined || after === undefined || names === undefined ? undefined : { after, names };
-  last = { spec, result: { byName: claims.byName, refused: claims.refused(), external: claims.external(), version, changed } };
+  last = { spec, result: { byName: claims.byName, refused: claims.refused(), external: claims.external(), lostBy: claims.lostBy, version, changed } };
   return last.result;
 }
 
@@ -92,7 +94,7 @@ export class GatewayAnswers {
   /** accepted.external as a set, made again when it changes. */
   private outside: { readonly of: readonly string[]; readonly names: ReadonlySet<string> } | undefined;
   private readonly pending = new Set<string>();
-  private accepted: AcceptedGatewayNames = { byName: new Map(), refused: [], external: [], version: 0, changed: undefined };
+  private accepted: AcceptedGatewayNames = { byName: new Map(), refused: [], external: [], lostBy: new Map(), version: 0, changed: undefined };
   private resolutions: ReadonlyMap<string, Resolution> = new Map();
 
   /** Geo codes match without regard to case, as Kuadrant's names lower-case them. */
@@ -216,7 +218,14 @@ export class GatewayAnswers {
       this.reads.add(name, read);
       this.readBy.add(read, name);
     }
-    return cnameAnswer(name, set, set.map((e, i) => this.answerAt(reads[i] as string, e.ttl)));
+    const namespace = (claims[0] as Claim).owner.namespace;
+    // A chain whose next name its own namespace lost to another's (a derived `klb.` name taken by
+    // an older owner) would answer that namespace's addresses: the name is not served instead.
+    const follow = (read: string, ttl: number): GatewayAnswer =>
+      this.accepted.lostBy.get(read)?.has(namespace)
+        ? { chain: NO_CHAIN, owner: read, v4: [], v6: [], ttl, weights: undefined, why: `leads to ${read}, which namespace ${namespace} asked for too and which is served for the older ${this.accepted.byName.get(read)?.[0]?.owner.source ?? 'owner'}` }
+        : this.answerAt(read, ttl);
+    return cnameAnswer(name, set, set.map((e, i) => follow(reads[i] as string, e.ttl)));
   }
 }
 
