@@ -101,7 +101,7 @@ test('an address where no kube-apiserver answers is not served: the reason is sa
     assert.equal(g.select('127.0.0.2', VIPS), VIPS);
     assert.is(switches(), 0);
     assert.ok(failures.every((r) => r === 'unreachable'));
-    assert.match(g.describe(), /^api-int: the API VIP, not yet 127\.0\.0\.2: 127\.0\.0\.2:\d+: ECONNREFUSED/);
+    assert.match(g.describe(), /^api-int: the API VIP \(127\.0\.0\.3\), not yet 127\.0\.0\.2: 127\.0\.0\.2:\d+: ECONNREFUSED/);
   } finally {
     g.stop();
   }
@@ -131,7 +131,7 @@ test('going back to the VIP is verified the same way', async () => {
     assert.equal(g.select(undefined, VIPS), [{ kind: 'ip', ip: '127.0.0.1' }]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal(g.select(undefined, VIPS), [{ kind: 'ip', ip: '127.0.0.1' }]);
-    assert.match(g.describe(), /not yet the API VIP/);
+    assert.match(g.describe(), /^api-int: 127\.0\.0\.1, not yet the API VIP \(127\.0\.0\.3\)/);
   } finally {
     g.stop();
   }
@@ -145,9 +145,29 @@ test('a gate whose Corefile served the address asked for before (a move verified
   gate.stop();
 });
 
-test('a gate whose Corefile served another address than the one asked for starts from the VIP and verifies', () => {
-  const gate = new ApiIntGate({ probe: () => new Promise(() => undefined), log: quiet, onSwitch: () => undefined, servedBefore: '10.0.0.49' });
-  assert.equal(gate.select('10.0.0.50', VIPS), VIPS);
+test('a gate whose Corefile served another address than the one asked for keeps serving it while it verifies the one asked for', () => {
+  const probed: string[] = [];
+  const gate = new ApiIntGate({ probe: (ip) => (probed.push(ip), new Promise(() => undefined)), log: quiet, onSwitch: () => undefined, servedBefore: '10.0.0.49' });
+  assert.equal(gate.select('10.0.0.50', VIPS), [{ kind: 'ip', ip: '10.0.0.49' }]);
+  assert.equal(probed, ['10.0.0.50']);
+  gate.stop();
+});
+
+test('a gate restarted with no address asked for (HostedNetServices not read yet, or removed) keeps the address its Corefile served until the VIP is verified', () => {
+  const probed: string[] = [];
+  const gate = new ApiIntGate({ probe: (ip) => (probed.push(ip), new Promise(() => undefined)), log: quiet, onSwitch: () => undefined, servedBefore: '10.0.0.50' });
+  assert.equal(gate.select(undefined, VIPS), [{ kind: 'ip', ip: '10.0.0.50' }]);
+  assert.equal(probed, ['127.0.0.3']);
+  assert.is(gate.describe(), 'api-int: 10.0.0.50, not yet the API VIP (127.0.0.3): verifying');
+  gate.stop();
+});
+
+test('a gate whose Corefile served the VIP starts from the VIP, unprobed', () => {
+  const probed: string[] = [];
+  const gate = new ApiIntGate({ probe: async (ip) => void probed.push(ip), log: quiet, onSwitch: () => undefined, servedBefore: '127.0.0.3' });
+  assert.equal(gate.select(undefined, VIPS), VIPS);
+  assert.equal(probed, []);
+  assert.is(gate.describe(), 'api-int: the API VIP (127.0.0.3)');
   gate.stop();
 });
 

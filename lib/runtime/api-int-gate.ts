@@ -15,7 +15,7 @@ export interface ApiIntGateOptions {
   readonly retry?: { readonly minMs: number; readonly maxMs: number };
   /**
    * The api-int address the Corefile already on this node serves: a move this node verified
-   * before its pod restarted. Served at once when it is still the address asked for.
+   * before its pod restarted. Served at once; leaving it is verified like any move.
    */
   readonly servedBefore?: string | undefined;
 }
@@ -29,11 +29,14 @@ const VIP = 'the API VIP';
  * to answer there (TLS with the cluster CA for `api-int.<domain>`, then /readyz); until then the
  * address served before stays, the reason is logged and counted, and the probe is retried with
  * backoff. Going back to the VIP is verified the same way. A restarted pod starts from the
- * address its Corefile served when that is still the one asked for (verified then), else the VIP.
+ * address its Corefile served (verified then), whatever is asked at its start: a HostedNetServices
+ * not read yet (an API server that has not registered the CRD) must not move api-int unverified.
  */
 export class ApiIntGate {
   /** What api-int serves: an address that passed the probe, or VIP. */
   private current: string = VIP;
+  /** `current` was reached by a probe (or served so before a restart), not assumed. */
+  private verified = false;
   private wanted: string = VIP;
   private verifying: string | undefined;
   private lastFailure: { readonly address: string; readonly message: string } | undefined;
@@ -53,7 +56,7 @@ export class ApiIntGate {
     this.vipTarget = vips.flatMap((e) => (e.kind === 'ip' ? [e.ip] : []))[0];
     this.wanted = asked ?? VIP;
     if (this.servedBefore !== undefined) {
-      if (asked !== undefined && asked === this.servedBefore) this.current = asked;
+      if (!vips.some((e) => e.kind === 'ip' && e.ip === this.servedBefore)) [this.current, this.verified] = [this.servedBefore, true];
       this.servedBefore = undefined;
     }
     if (this.wanted === this.current) {
@@ -76,10 +79,14 @@ export class ApiIntGate {
 
   /** For /readyz and display: what api-int serves and, while a move waits, why. */
   describe(): string {
-    const served = this.current === VIP ? VIP : this.current;
-    if (this.wanted === this.current) return `api-int: ${served}${this.current === VIP ? '' : ' (verified)'}`;
+    const served = this.named(this.current);
+    if (this.wanted === this.current) return `api-int: ${served}${this.verified ? ' (verified)' : ''}`;
     const why = this.lastFailure ? `: ${this.lastFailure.message}` : ': verifying';
-    return `api-int: ${served}, not yet ${this.wanted === VIP ? VIP : this.wanted}${why}`;
+    return `api-int: ${served}, not yet ${this.named(this.wanted)}${why}`;
+  }
+
+  private named(address: string): string {
+    return address === VIP && this.vipTarget !== undefined ? `${VIP} (${this.vipTarget})` : address;
   }
 
   /** What api-int serves, in words, and while a move waits, why; for the HostedNetServices conditions. */
@@ -104,7 +111,7 @@ export class ApiIntGate {
       () => {
         if (this.stopped || this.wanted !== key) return;
         const from = this.current;
-        this.current = key;
+        [this.current, this.verified] = [key, true];
         this.verifying = undefined;
         this.lastFailure = undefined;
         this.backoff.succeeded();
