@@ -296,6 +296,46 @@ test('nsupdate output with --cname deletes the old A and AAAA and adds the CNAME
   );
 });
 
+const GATEWAY_EXAMPLE = ['print-records', '--example', '--gateway-zone', 'gw.example.com'];
+
+/** The printed text split at each "; Add the records below to the zone that holds ZONE" line: zone → its lines. */
+function zoneSections(text: string): Map<string, string> {
+  const sections = new Map<string, string>();
+  let zone: string | undefined;
+  for (const line of text.split('\n')) {
+    const head = /^; Add the records below to the zone that holds (\S+) /.exec(line);
+    if (head) zone = head[1] as string;
+    else if (zone !== undefined) sections.set(zone, `${sections.get(zone) ?? ''}${line}\n`);
+  }
+  return sections;
+}
+
+test('zone output with a Gateway zone gives each zone a section of its own, which named-checkzone loads into that zone with nothing out of zone', async () => {
+  const r = await runLbdns(GATEWAY_EXAMPLE);
+  assert.is(r.code, 0, r.stderr);
+  const sections = zoneSections(r.stdout);
+  assert.equal([...sections.keys()], ['mycluster.example.com', 'gw.example.com']);
+  for (const [zone, lines] of sections) {
+    const checked = await checkZone(zone, lines);
+    assert.is(checked.code, 0, checked.stdout + checked.stderr);
+    assert.not.match(checked.stdout + checked.stderr, /out-of-zone/, `${zone}: ${checked.stdout}`);
+    assert.ok(recordLines(lines).length > 0, zone);
+  }
+});
+
+test('nsupdate output with a Gateway zone sends one update message per zone, each naming only that zone\'s names (RFC 2136 refuses others)', async () => {
+  const r = await runLbdns([...GATEWAY_EXAMPLE, '--format', 'nsupdate']);
+  assert.is(r.code, 0, r.stderr);
+  const messages = r.stdout.split('\nsend\n').slice(0, -1);
+  assert.is(messages.length, 2, r.stdout);
+  for (const [i, zone] of ['mycluster.example.com', 'gw.example.com'].entries()) {
+    const parsed = await nsupdateParse(`${messages[i] as string}\nsend\n`);
+    assert.is(parsed.code, 0, parsed.stdout + parsed.stderr);
+    assert.ok(parsed.update.length > 0);
+    assert.ok(parsed.update.every((l) => (l.split(' ')[0] as string).endsWith(`.${zone}.`)), `${zone}: ${parsed.update.join('\n')}`);
+  }
+});
+
 test('json output is one {name, type, ttl, value, lb} per record', async () => {
   const out = await printRecords([...IP_LBS, '--format', 'json']);
   const records = JSON.parse(out) as unknown[];

@@ -1,6 +1,6 @@
 import { adminNames } from '../resolve/admin-records.js';
 import { EXIT, MissingDataError, ValidationError } from '../errors.js';
-import { formatJson, formatNsupdate, formatZone, planDnsRecordGroups, planGatewayGroups, planRecords, RECORD_FORMATS, type RecordFormat } from '../render/records-format.js';
+import { formatJson, formatNsupdate, formatZone, planDnsRecordGroups, planGatewayGroups, planRecords, RECORD_FORMATS, sectionsByZone, type RecordFormat } from '../render/records-format.js';
 import { dnsServerAddress } from '../grammar/host-port.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
@@ -9,7 +9,7 @@ import { dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-nam
 
 export interface PrintRecordsOptions extends CommandInputs {
   readonly format: string;
-  /** Comma-separated subset of api,api-int,apps,dnsrecords; default all. */
+  /** Comma-separated subset of api,api-int,apps,dnsrecords,gateway; default all. */
   readonly names?: string | undefined;
   readonly cname: boolean;
   /** `server` line for the nsupdate format: IP, IP:PORT or [IPv6]:PORT. */
@@ -53,7 +53,8 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
     throw new MissingDataError(`nothing to print: ${groups.length === 0 ? 'no name of --names has records' : left.map((g) => `${g.name} (${g.note ?? ''})`).join('; ')}`);
   }
   for (const g of left) log.warn('name left out of the records', { name: g.name, reason: g.note });
-  const text = format === 'zone' ? formatZone(state.spec.domain, groups, state.spec.ttl) : format === 'nsupdate' ? formatNsupdate(state.spec.domain, groups, { server }) : formatJson(groups);
+  const sections = sectionsByZone(state.spec.domain, state.spec.gateway?.zones ?? [], groups);
+  const text = format === 'zone' ? formatZone(state.spec.domain, sections, state.spec.ttl) : format === 'nsupdate' ? formatNsupdate(state.spec.domain, sections, { server }) : formatJson(groups);
   opts.io.stdout.write(text);
   return EXIT.ok;
 }

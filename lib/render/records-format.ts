@@ -2,6 +2,7 @@ import { isIPv4 } from 'node:net';
 import { adminDnsRecords, LB_DESCRIPTIONS, noAddressReason, type AdminName } from '../resolve/admin-records.js';
 import { splitFamilies } from '../grammar/ip.js';
 import { addressesOf, PRIVATE_API_NOTE } from '../resolve/record-set.js';
+import { zoneOf } from './zone-file.js';
 import type { ExtraRecord, LbName, NameRecord, Resolution } from '../model.js';
 
 export const RECORD_FORMATS = ['zone', 'nsupdate', 'json'] as const;
@@ -154,6 +155,31 @@ function groupComment(g: RecordGroup): string[] {
   return [`; ${label}: ${LB_DESCRIPTIONS[g.lb]}${g.note === undefined ? '' : ` - ${g.note}`}`];
 }
 
+/** The records of one zone of the admin's: the cluster domain's, a Gateway zone's, or, for a name outside both, the zone that holds it. */
+export interface ZoneSection {
+  readonly zone: string;
+  readonly groups: readonly RecordGroup[];
+}
+
+/**
+ * The groups by the zone their names lie in, the cluster domain's first, then each Gateway
+ * zone's, then each name outside them on its own: an update message may only hold names of
+ * its zone (RFC 2136 3.4.1.3, NOTZONE), and a zone file loads only its own names.
+ */
+export function sectionsByZone(domain: string, gatewayZones: readonly string[], groups: readonly RecordGroup[]): ZoneSection[] {
+  const sections = new Map<string, RecordGroup[]>([[domain, []], ...gatewayZones.map((z): [string, RecordGroup[]] => [z, []])]);
+  for (const g of groups) {
+    const zone = zoneOf(g.name, gatewayZones) ?? zoneOf(g.name, [domain]) ?? g.name.replace(/^\*\./, '');
+    sections.set(zone, [...(sections.get(zone) ?? []), g]);
+  }
+  return [...sections].filter(([, list]) => list.length > 0).map(([zone, list]) => ({ zone, groups: list }));
+}
+
+function sectionHeader(zone: string): string {
+  const parent = parentOf(zone);
+  return `; Add the records below to the zone that holds ${zone} (that zone itself${parent ? `, or a parent such as ${parent}` : ''}).`;
+}
+
 /**
  * RFC 1035 master-file lines with absolute owner names, led by `$TTL` (RFC 2308). Both the
  * `$TTL` and a TTL on every record, because the lines go to one of two places: as the start of
@@ -162,24 +188,25 @@ function groupComment(g: RecordGroup): string[] {
  * file, `$TTL` would change the default TTL of every later line there that has none of its own,
  * so the admin leaves it out and each record still keeps its TTL. The header says so.
  */
-export function formatZone(domain: string, groups: readonly RecordGroup[], ttl: number): string {
-  const parent = parentOf(domain);
-  const records = groups.flatMap((g) => g.records);
+export function formatZone(domain: string, sections: readonly ZoneSection[], ttl: number): string {
+  const records = sections.flatMap((z) => z.groups.flatMap((g) => g.records));
   const width = Math.max(0, ...records.map((r) => fqdn(r.name).length));
   const typeWidth = Math.max(0, ...records.map((r) => r.type.length));
   const lines = [
     `$TTL ${ttl}`,
     `; DNS records for the cluster ${domain}, from lbdns print-records.`,
-    `; Add them to the zone that holds ${domain} (that zone itself${parent ? `, or a parent such as ${parent}` : ''}).`,
     '; Names are absolute: no $ORIGIN is needed. Each record carries its TTL; the $TTL line above',
     '; is the default for lines without one, such as the SOA and NS of the cluster\'s own zone.',
     '; Pasting into a parent zone file? Leave the $TTL line out: there it would become the',
     '; default TTL of every later record in that file that has no TTL of its own.',
     '; Remove older records of these names first.',
   ];
-  for (const g of groups) {
-    lines.push(...groupComment(g));
-    for (const r of g.records) lines.push(`${fqdn(r.name).padEnd(width)} ${String(r.ttl).padStart(5)} IN ${r.type.padEnd(typeWidth)} ${rdata(r)}`);
+  for (const { zone, groups } of sections) {
+    lines.push(sectionHeader(zone));
+    for (const g of groups) {
+      lines.push(...groupComment(g));
+      for (const r of g.records) lines.push(`${fqdn(r.name).padEnd(width)} ${String(r.ttl).padStart(5)} IN ${r.type.padEnd(typeWidth)} ${rdata(r)}`);
+    }
   }
   return `${lines.join('\n')}\n`;
 }
@@ -196,33 +223,37 @@ function serverLine(server: string): string {
 
 /**
  * An nsupdate script that replaces the A, AAAA and CNAME records of each name in one update
- * message, so the names are never briefly without records and a switch between A and CNAME
- * works in either direction. It has no blank line: nsupdate sends at the first one.
+ * message per zone, so the names are never briefly without records and a switch between A and
+ * CNAME works in either direction. It has no blank line: nsupdate sends at the first one.
  */
-export function formatNsupdate(domain: string, groups: readonly RecordGroup[], opts: NsupdateOptions = {}): string {
+export function formatNsupdate(domain: string, sections: readonly ZoneSection[], opts: NsupdateOptions = {}): string {
   const lines = [
     `; nsupdate script for the cluster ${domain}, from lbdns print-records.`,
     '; Run it with your key, e.g.: nsupdate -k /etc/bind/update.key THIS_FILE',
     opts.server === undefined
-      ? '; No server line: nsupdate sends to the primary named in the zone\'s SOA. Add "server HOST [PORT]" (and "zone ZONE") at the top to choose.'
-      : '; Sent to the server below; add "zone ZONE" after it if nsupdate cannot find the zone by itself.',
-    '; One update message: the old A, AAAA and CNAME records of each name are replaced atomically.',
+      ? '; No server line: nsupdate sends each message to the primary named in its zone\'s SOA. Add "server HOST [PORT]" at the top to choose.'
+      : '; Sent to the server below; nsupdate finds each message\'s zone from its first name.',
+    '; One update message per zone: the old A, AAAA and CNAME records of each name are replaced atomically.',
     '; Keep it free of blank lines: nsupdate sends the message at the first one.',
   ];
   if (opts.server !== undefined) lines.push(serverLine(opts.server));
-  // Every name that gets a record is cleared (a chain's inner names too), once: a second delete
-  // would take out what an earlier group of the message just added.
-  const cleared = new Set<string>();
-  for (const g of groups) {
-    lines.push(...groupComment(g));
-    for (const owner of new Set(g.records.map((r) => fqdn(r.name)))) {
-      if (cleared.has(owner)) continue;
-      cleared.add(owner);
-      for (const type of ['A', 'AAAA', 'CNAME'] as const) lines.push(`update delete ${owner} ${type}`);
+  for (const { zone, groups } of sections) {
+    lines.push(`; The names in the zone that holds ${zone}:`);
+    // Every name that gets a record is cleared (a chain's inner names too), once: a second delete
+    // would take out what an earlier group of the message just added.
+    const cleared = new Set<string>();
+    for (const g of groups) {
+      lines.push(...groupComment(g));
+      for (const owner of new Set(g.records.map((r) => fqdn(r.name)))) {
+        if (cleared.has(owner)) continue;
+        cleared.add(owner);
+        for (const type of ['A', 'AAAA', 'CNAME'] as const) lines.push(`update delete ${owner} ${type}`);
+      }
+      for (const r of g.records) lines.push(`update add ${fqdn(r.name)} ${r.ttl} ${r.type} ${rdata(r)}`);
     }
-    for (const r of g.records) lines.push(`update add ${fqdn(r.name)} ${r.ttl} ${r.type} ${rdata(r)}`);
+    // A section of comments alone (names left out) sends nothing: nsupdate refuses an empty message.
+    if (groups.some((g) => g.records.length > 0)) lines.push('send');
   }
-  lines.push('send');
   return `${lines.join('\n')}\n`;
 }
 
