@@ -240,4 +240,19 @@ test('a name grown past 16 addresses keeps its previous ones while a node change
   });
 });
 
+test('a name over 16 addresses from the start, with nothing served before, is left out while the rest is written', async () => {
+  const dns = await startDnsServer();
+  const big = 'big.example.net';
+  const extra = `extra.apps.${DOMAIN}`;
+  dns.set(ROUTER_LB, { A: ['10.0.1.30'] });
+  dns.set(big, { A: Array.from({ length: 17 }, (_, i) => `10.0.2.${i + 1}`) });
+  const withBig = { ...clusterData([host(ROUTER_LB)]), extraRecords: [{ name: extra, targets: [host(big)], source: 'dnsrecord/ns/big' }] };
+  await withMonitor(dns, withBig, 0, async (h) => {
+    await until('a state at the sink', () => h.calls.length > 0);
+    assert.equal(served(h.calls.at(-1), APPS), ['10.0.1.30']);
+    assert.is(served(h.calls.at(-1), extra), undefined);
+    assert.not.ok(h.logs.some((l) => l.level === 'error'), 'no computation failed');
+  });
+});
+
 test.run();

@@ -210,7 +210,7 @@ export interface PipelineOptions {
   /** Asked at each resolution when a function: the servers follow resolv.conf. */
   readonly dnsServers: readonly string[] | (() => readonly string[] | undefined) | undefined;
   readonly sink: MonitorOptions['sink'];
-  /** See MonitorOptions.settleEveryHostname. */
+  /** See MonitorOptions.oneShot. */
   readonly oneShot?: boolean;
 }
 
@@ -330,7 +330,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   const apiInt = ctx.identity.onPrem !== undefined ? await apiIntGate(ctx, log, schedule, metrics) : undefined;
   const out = ctx.raw.out;
   const servedBefore = out === undefined || out === '-' ? [] : await readServedBefore(out, zoneFilePaths(out, ctx.spec.gateway?.zones ?? []));
-  monitor = new Monitor({ local: ctx.spec, servedBefore, ...(apiInt ? { apiInt } : {}), localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, settleEveryHostname: opts.oneShot === true, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
+  monitor = new Monitor({ local: ctx.spec, servedBefore, ...(apiInt ? { apiInt } : {}), localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, oneShot: opts.oneShot === true, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;
 }

@@ -44,7 +44,7 @@ export interface BuildOptions {
    * What is being served now. With it, a name whose targets give no address yet (a new LB
    * hostname not resolved) or more than the limit keeps its previous addresses instead of
    * being dropped or failing the whole set: last known good, one name at a time. Without it
-   * (one-shot commands) such a name is empty, and over the limit is an error.
+   * such a name is empty, and over the limit an error unless `lasting`.
    */
   readonly previous?: RecordSet | undefined;
   /**
@@ -54,6 +54,8 @@ export interface BuildOptions {
    * while they give more than 16 addresses does not stop every write.
    */
   readonly servedBefore?: readonly NameRecord[] | undefined;
+  /** A long-running monitor: a name over the limit with nothing to keep is left out, before its first write too, never failing the set. */
+  readonly lasting?: boolean | undefined;
 }
 
 export function lbRecordName(lb: LbName, domain: string): string {
@@ -127,7 +129,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       names.push(kept.source === source ? kept : { ...kept, source });
     } else if (count === 0) {
       empty.push(name);
-    } else if (count > LIMITS.maxIpsPerName && !options.previous) {
+    } else if (count > LIMITS.maxIpsPerName && !options.previous && options.lasting !== true) {
       throw new ValidationError(name, [...v4, ...v6], problem as string, 'CoreDNS answers and the Infrastructure status carry at most 16; reduce the LB endpoints');
     } else if (count > LIMITS.maxIpsPerName) {
       held.push({ name, reason: `${problem as string}; not served` });

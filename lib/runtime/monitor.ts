@@ -71,10 +71,11 @@ export interface MonitorOptions {
   readonly servedBefore?: readonly NameRecord[];
   /**
    * A one-shot command's single state waits for every hostname's first answer, tenants' CNAME
-   * targets included (within its --wait-timeout); a long-running monitor waits only for those of
-   * the cluster's own names.
+   * targets included (within its --wait-timeout), and a name over the address limit fails it; a
+   * long-running monitor waits only for those of the cluster's own names, and leaves such a
+   * name out (or holds what it served) rather than stop every write.
    */
-  readonly settleEveryHostname?: boolean;
+  readonly oneShot?: boolean;
 }
 
 /** whenComplete() gave up because the monitor was stopped. */
@@ -305,12 +306,12 @@ export class Monitor {
     // built, so replacing one LB hostname by another never serves the name empty in between.
     // Not a tenant's CNAME target: one that never answers would hold every change back by its
     // timeouts, and a Gateway name keeps its previous records while its target is unresolved.
-    await resolutions.settled(this.opts.settleEveryHostname === true ? undefined : clusterHostnamesOf(spec));
+    await resolutions.settled(this.opts.oneShot === true ? undefined : clusterHostnamesOf(spec));
     if (this.stopped) return;
     const snapshot = resolutions.snapshot();
     if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
     this.opts.check?.(spec, snapshot);
-    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served, servedBefore: this.servedBefore });
+    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served, servedBefore: this.servedBefore, lasting: this.opts.oneShot !== true });
     for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
     const withheldKey = JSON.stringify(withheld);
     if (withheldKey !== this.withheldLogged) {
