@@ -308,6 +308,16 @@ test('an --out that is a directory is refused with exit 2 before anything is wri
   assert.equal(await readdir(dir), ['Corefile']);
 });
 
+test('--diff with an --out that is a FIFO is refused with exit 2 at once, not waited on', async () => {
+  const r = await runLbdns(['render-corefile', ...cluster(), '--diff', '--out', join(inputs, 'fifo')]);
+  assertRefused(r, /--out ".*fifo": is not a regular file/);
+});
+
+test('--diff with an --out that is a device is refused with exit 2, not read whole', async () => {
+  const r = await runLbdns(['render-corefile', ...cluster(), '--diff', '--out', '/dev/zero']);
+  assertRefused(r, /--out "\/dev\/zero": is not a regular file/);
+});
+
 const SAME_FILE: readonly { what: string; args: (dir: string) => string[]; message: RegExp }[] = [
   { what: "an --out that is the Gateway weight file's path", args: (d) => ['--gateway-zone', 'gw.example.com', '--out', join(d, 'Corefile.weights')], message: /the Gateway weight file ".*Corefile\.weights" is the same file as --out/ },
   { what: "an --out that is a Gateway zone file's path", args: (d) => ['--gateway-zone', 'gw.example.com', '--out', join(d, 'gw.example.com.zone')], message: /the zone file of gw\.example\.com ".*gw\.example\.com\.zone" is the same file as --out/ },

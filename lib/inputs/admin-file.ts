@@ -15,6 +15,8 @@ export interface InputFileRules {
    * owner only root or the user lbdns runs as, may be able to change it.
    */
   readonly code?: boolean;
+  /** The most bytes read; default INPUT_FILE_MAX_BYTES. */
+  readonly maxBytes?: number;
 }
 
 const describeMode = (mode: number): string => `mode ${(mode & 0o777).toString(8).padStart(4, '0')}`;
@@ -30,17 +32,30 @@ export async function readInputFile(path: string, rules: InputFileRules): Promis
 }
 
 export async function readInputBytes(path: string, rules: InputFileRules): Promise<Buffer> {
+  const bytes = await readBytes(path, rules, false);
+  return bytes as Buffer;
+}
+
+/** As readInputFile, for a file lbdns may be the first to write (`--out` for --diff, or kept): undefined where there is none. */
+export async function readInputFileIfPresent(path: string, rules: InputFileRules): Promise<string | undefined> {
+  return (await readBytes(path, rules, true))?.toString('utf8');
+}
+
+async function readBytes(path: string, rules: InputFileRules, ifPresent: boolean): Promise<Buffer | undefined> {
   const fail = (why: string) => new ConfigError(`${rules.flag} ${quote(path)}: ${why}`);
+  const max = rules.maxBytes ?? INPUT_FILE_MAX_BYTES;
+  const size = max === INPUT_FILE_MAX_BYTES ? '1 MiB' : `${Math.round(max / 1024 / 1024)} MiB`;
   let handle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
+    if (ifPresent && (err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw fail(`cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})${rules.hint ? `; ${rules.hint}` : ''}`);
   }
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw fail('is not a regular file');
-    if (st.size > INPUT_FILE_MAX_BYTES) throw fail(`is ${st.size} bytes; lbdns reads at most ${INPUT_FILE_MAX_BYTES} (1 MiB)`);
+    if (st.size > max) throw fail(`is ${st.size} bytes; lbdns reads at most ${max} (${size})`);
     if (rules.code) {
       if ((st.mode & 0o022) !== 0) {
         throw fail(`is writable by its group or by others (${describeMode(st.mode)}); a template is code lbdns runs with its own rights, so only its owner may write it: chmod go-w ${quote(path)}`);
@@ -51,9 +66,9 @@ export async function readInputBytes(path: string, rules: InputFileRules): Promi
       }
     }
     // At most one byte more than allowed: a file that grew after the check is refused, not read whole.
-    const buffer = Buffer.alloc(Math.min(st.size, INPUT_FILE_MAX_BYTES) + 1);
+    const buffer = Buffer.alloc(Math.min(st.size, max) + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > INPUT_FILE_MAX_BYTES) throw fail(`is larger than ${INPUT_FILE_MAX_BYTES} bytes (1 MiB), the most lbdns reads`);
+    if (bytesRead > max) throw fail(`is larger than ${max} bytes (${size}), the most lbdns reads`);
     return buffer.subarray(0, bytesRead);
   } catch (err) {
     if (err instanceof ConfigError) throw err;

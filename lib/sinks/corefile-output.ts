@@ -1,5 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
-import { readInputFile } from '../inputs/admin-file.js';
+import { stat } from 'node:fs/promises';
+import { readInputFile, readInputFileIfPresent } from '../inputs/admin-file.js';
 import { checkDistinctOutputs, writeFileAtomic } from './atomic-write.js';
 import { dnsmasqOutputs } from './dnsmasq-output.js';
 import { ConfigError, MissingDataError, quote } from '../errors.js';
@@ -31,14 +31,14 @@ export function checkCorefileOutputs(out: string, gateway: { readonly weightFile
  * structural check: CoreDNS goes on serving the last good file while the API is away. A file
  * that fails the check is never passed off as last known good; no file, no keeping.
  */
+/** A Corefile lbdns wrote is far below this; `--out` naming a device or a huge file is refused, not read whole. */
+const COREFILE_MAX_BYTES = 64 * 1024 * 1024;
+
 export async function keepCorefile(out: string, unreachable: Error): Promise<{ readonly since: Date }> {
-  let text: string;
-  let since: Date;
-  try {
-    [text, since] = await Promise.all([readFile(out, 'utf8'), stat(out).then((s) => s.mtime)]);
-  } catch {
-    throw unreachable;
-  }
+  // Read as an input: a FIFO or a device at --out is refused rather than waited on or read whole.
+  const text = await readInputFileIfPresent(out, { flag: '--out', maxBytes: COREFILE_MAX_BYTES });
+  if (text === undefined) throw unreachable;
+  const since = (await stat(out)).mtime;
   try {
     checkCorefile(text);
   } catch (err) {
@@ -53,10 +53,7 @@ export type Emitted = { readonly kind: 'stdout' } | { readonly kind: 'file'; rea
 export async function emitCorefile(text: string, out: string | undefined, diff: boolean, stdout: { write(s: string): unknown }): Promise<Emitted> {
   if (diff) {
     if (out === undefined || out === '-') throw new ConfigError('--diff compares with the file on disk: give --out FILE');
-    const current = await readFile(out, 'utf8').catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return '';
-      throw new ConfigError(`--out ${quote(out)}: cannot read it for --diff (${err.code ?? String(err)})`);
-    });
+    const current = (await readInputFileIfPresent(out, { flag: '--out', maxBytes: COREFILE_MAX_BYTES })) ?? '';
     // Loaded here: only --diff needs the diff package.
     const { unifiedDiff } = await import('../render/diff.js');
     const d = unifiedDiff(current, text, out, `${out} (rendered)`);
