@@ -101,6 +101,15 @@ const RENDER_ARGS = argsOf(only(lbdns.filter((r) => r.workload === controlPlane 
 const MONITOR_ARGS = argsOf(only(lbdns.filter((r) => r.workload === controlPlane && !r.init), 'control-plane monitor'));
 const UPDATE_ARGS = argsOf(only(lbdns.filter((r) => r.workload.manifest.object.kind === 'Deployment'), 'update-infra-status container'));
 
+test("every manifest declaring lbdns's Namespace gives it the cluster-monitoring label: applied after another, it would remove the label", () => {
+  const namespaces = manifests.filter((m) => m.object.kind === 'Namespace');
+  assert.ok(namespaces.length >= 2, namespaces.map(describe).join(', '));
+  for (const m of namespaces) {
+    const labels = (m.object.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {};
+    assert.is(labels['openshift.io/cluster-monitoring'], 'true', describe(m));
+  }
+});
+
 test('the args check refuses a misspelt flag, a missing value and an unknown command', () => {
   assert.throws(() => parseArgs(withArg(RENDER_ARGS, '--role', '--rol=control-plane')), /Command not found[\s\S]*While running render-corefile .*--rol=control-plane/);
   assert.throws(() => parseArgs([...RENDER_ARGS.filter((a) => !a.startsWith('--out=')), '--out']), /While running render-corefile .* --out$/);
