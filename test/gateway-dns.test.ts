@@ -466,6 +466,8 @@ test('names outside the zones, under api-int and claimed by an older owner are r
     const metrics = await (await fetch(`http://${m.health}/metrics`)).text();
     assert.match(metrics, /lbdns_names_refused_total\{source="dnsrecord.kuadrant.io",reason="other-owner"\} 1/);
     assert.match(metrics, /lbdns_names_refused_total\{source="dnsrecord.kuadrant.io",reason="outside-zones"\} 1/);
+    // The zone files' addresses apart from the Corefile's.
+    assert.match(metrics, /^lbdns_records_served\{kind="gateway"\} 2$/m);
   });
 });
 

@@ -161,7 +161,7 @@ test("a record set's totals are its names counted by source kind and its address
     inputs.set('gateways', [gateway('g1', hosts('g1'), g1), g2]);
     const { recordSet, totals } = buildRecordSet(specWith(ownersAfter(inputs)), new Map(), { previous });
     assert.equal(Object.fromEntries(totals.names), Object.fromEntries(countByKind(recordSet.names)));
-    assert.is(totals.addresses, recordSet.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
+    assert.is(totals.addresses + totals.gatewayAddresses, recordSet.names.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
     previous = recordSet;
   }
   assert.equal(Object.fromEntries(buildRecordSet(specWith(ownersAfter(inputs)), new Map(), { previous }).totals.names), { lb: 3, dnspolicy: 2 }, 'g1 without addresses has no names');

@@ -211,6 +211,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     }
     // The Corefile, which holds the set, is on disk: what is served is counted, and the monitor is ready, whatever becomes of the drop-in.
     metrics.recordsServed.set({ kind: 'lb' }, state.totals.addresses);
+    if (state.spec.gateway !== undefined) metrics.recordsServed.set({ kind: 'gateway' }, state.totals.gatewayAddresses);
     metrics.recordsServed.set({ kind: 'node' }, state.recordSet.nodes.reduce((n, r) => n + r.v4.length + r.v6.length, 0));
     metrics.namesServed.reset();
     for (const [source, count] of state.totals.names) metrics.namesServed.set({ source }, count);

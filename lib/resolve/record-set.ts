@@ -15,7 +15,7 @@ import {
 } from '../model.js';
 import { acceptGatewayNames, type Refusal } from './gateway-names.js';
 import { GatewayRecordBook, type GatewayRecords } from './gateway-records.js';
-import { countByKind, sumTotals, type ServedTotals } from './source-kind.js';
+import { countByKind, sumTotals, type RecordSetTotals } from './source-kind.js';
 import { findName, mergeOrdered } from './specificity.js';
 
 export interface RecordSetResult {
@@ -36,7 +36,7 @@ export interface RecordSetResult {
     readonly notServed: readonly { readonly name: string; readonly reason: string }[];
   };
   /** recordSet.names counted, without a walk over the Gateway names at every change. */
-  readonly totals: ServedTotals;
+  readonly totals: RecordSetTotals;
 }
 
 export interface BuildOptions {

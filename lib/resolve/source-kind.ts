@@ -28,9 +28,14 @@ export interface ServedTotals {
   readonly addresses: number;
 }
 
-/** The totals of two disjoint lists of names. */
-export function sumTotals(a: ServedTotals, b: ServedTotals): ServedTotals {
-  const names = new Map(a.names);
-  for (const [kind, count] of b.names) names.set(kind, (names.get(kind) ?? 0) + count);
-  return { names, addresses: a.addresses + b.addresses };
+/** A record set's totals: the Corefile's addresses and the Gateway zone files' apart, as the metrics give them. */
+export interface RecordSetTotals extends ServedTotals {
+  readonly gatewayAddresses: number;
+}
+
+/** The totals of the Corefile's names and of the Gateway names (disjoint lists). */
+export function sumTotals(corefile: ServedTotals, gateway: ServedTotals): RecordSetTotals {
+  const names = new Map(corefile.names);
+  for (const [kind, count] of gateway.names) names.set(kind, (names.get(kind) ?? 0) + count);
+  return { names, addresses: corefile.addresses, gatewayAddresses: gateway.addresses };
 }

@@ -45,7 +45,7 @@ export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promi
     lastChange: new prom.Gauge({ name: 'lbdns_last_change_timestamp_seconds', help: 'When the Corefile on disk last changed (Unix time)', registers: purpose === 'corefile' ? [registry] : [] }),
     resolveFailures: new prom.Counter({ name: 'lbdns_resolve_failures_total', help: 'LB hostname resolutions that failed after their retries, by reason', labelNames: ['reason'], ...opts }),
     watchRestarts: new prom.Counter({ name: 'lbdns_watch_restarts_total', help: 'API watches restarted after a failure, by source', labelNames: ['source'], ...opts }),
-    recordsServed: new prom.Gauge({ name: 'lbdns_records_served', help: 'Addresses served by kind: lb (api, api-int, apps, extra names) and node', labelNames: ['kind'], ...opts }),
+    recordsServed: new prom.Gauge({ name: 'lbdns_records_served', help: 'Addresses served by kind: lb (api, api-int, apps, extra names: the Corefile), gateway (the Gateway zone files) and node', labelNames: ['kind'], ...opts }),
     namesServed: new prom.Gauge({ name: 'lbdns_names_served', help: 'DNS names served by source kind: lb, dnsrecord, dnspolicy, dnsrecord.kuadrant.io', labelNames: ['source'], ...opts }),
     ready: new prom.Gauge({ name: 'lbdns_ready', help: '1 once the first complete Corefile was rendered', ...opts }),
     namesRefused: new prom.Counter({ name: 'lbdns_names_refused_total', help: 'DNS names cluster objects asked for that lbdns refused to serve, counted when each refusal first appears, by object kind and reason', labelNames: ['source', 'reason'], ...opts }),
