@@ -196,6 +196,16 @@ test('answers with an address beside the LB\'s are partial, naming the extra one
   assert.is(row.detail, 'extra 10.0.0.99');
 });
 
+test('an IPv4-mapped AAAA beside the right answers is an extra address, not dropped: partial', async () => {
+  const c = newCluster();
+  serveRight(admin, c);
+  admin.set(c.api, { A: ['10.0.0.10'], AAAA: ['fd00::10', '::ffff:1.2.3.4'] });
+  const { json } = await report(c);
+  const row = rowFor(json, c.api);
+  assert.is(row.verdict, 'partial');
+  assert.match(row.detail, /^extra ::ffff:/);
+});
+
 test('a missing family counts: only the A of a dual-stack LB is partial', async () => {
   const c = newCluster();
   serveRight(admin, c);

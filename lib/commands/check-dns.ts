@@ -125,6 +125,10 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
 
   const targets: CheckTarget[] = [];
   const skipped: { name: string; reason: string }[] = [];
+  const skip = (name: string, reason: string): void => {
+    skipped.push({ name, reason });
+    log.warn('name not checked', { name, reason });
+  };
   const lbResolver = new HostResolver({ servers: state.raw.dnsServers, timeoutMs, retries: TRIES - 1 });
   const addressesNow = async (hostname: string): Promise<string[]> => {
     const r = state.resolutions.get(hostname) ?? (await lbResolver.resolve(hostname));
@@ -147,7 +151,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
         // A target that does not resolve gives no address: the name is listed as not checked, as one whose LB has none.
         const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname).catch(() => []))))).flat())].sort();
         if (expected.length === 0) {
-          skipped.push({ name: r.name, reason: `not checked: ${r.source} has no usable target` });
+          skip(r.name, `not checked: ${r.source} has no usable target`);
           continue;
         }
         targets.push({ name: r.name, query: r.name.startsWith('*.') ? randomUnder(r.name.slice(2)) : r.name, expected });
@@ -158,9 +162,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
     if (n === undefined) continue;
     const expected = [...n.v4, ...n.v6];
     if (expected.length === 0) {
-      const reason = `not checked: ${noAddressReason(n)}`;
-      skipped.push({ name: n.name, reason });
-      log.warn('name not checked', { name: n.name, reason });
+      skip(n.name, `not checked: ${noAddressReason(n)}`);
       continue;
     }
     targets.push({ name: n.name, query: check === 'apps' ? appsQuery(state.spec.domain, opts.appsHost) : n.name, expected });

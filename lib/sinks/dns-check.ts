@@ -71,8 +71,8 @@ async function ask(query: () => Promise<string[]>): Promise<Outcome> {
 }
 
 function addresses(...outcomes: Outcome[]): string[] {
-  const ips = outcomes.flatMap((o) => (o.kind === 'answer' ? o.values : [])).map(canonicalIp);
-  return sortUniqueIps(ips.filter((ip): ip is string => ip !== null));
+  // An answer lbdns would never serve (an IPv4-mapped AAAA) is still an answer: kept as given, so it shows as extra.
+  return sortUniqueIps(outcomes.flatMap((o) => (o.kind === 'answer' ? o.values : [])).map((ip) => canonicalIp(ip) ?? ip.toLowerCase()));
 }
 
 async function addressesAt(resolver: Resolver, name: string): Promise<{ a: Outcome; aaaa: Outcome }> {
