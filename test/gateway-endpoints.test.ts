@@ -265,6 +265,16 @@ test('a Gateway address of a type other than IPAddress (NamedAddress) is a host 
   assert.equal(endpoints.map((x) => `${x.dnsName} ${x.recordType} ${x.targets.join(',')}`), [`app.${ZONE} CNAME lb.example.org`]);
 });
 
+test("a load-balanced policy whose geo is named default, with defaultGeo, is not applied, with a warning: Kuadrant's default geo set has that name", () => {
+  const warnings: string[] = [];
+  const inputs = new GatewayInputs([ZONE], { warn: (msg: string) => void warnings.push(msg), flush: () => undefined });
+  inputs.set('cluster-id', [KUBE_SYSTEM]);
+  inputs.set('gateways', [gateway('gw', [{ name: 'http', hostname: `app.${ZONE}` }], [{ value: '192.0.2.10' }])]);
+  inputs.set('dnspolicies', [dnsPolicy('dns', { gateway: 'gw' }, { loadBalancing: { weight: 100, geo: 'default', defaultGeo: true } })]);
+  assert.equal(inputs.contribution().gatewayOwners ?? [], []);
+  assert.match(warnings.join('\n'), /spec\.loadBalancing\.geo: "default" is the name of the default geo's record set.*policy not applied/);
+});
+
 test('what the monitor keeps of a Gateway gives the view the whole object gives, without its status conditions and supported kinds', () => {
   const whole = gateway('gw', [{ name: 'http', hostname: `app.${ZONE}` }, { name: 'any' }], [{ value: '192.0.2.1' }, { type: 'Hostname', value: 'lb.example.org' }]) as Gateway;
   const kept = gatewayProjection(whole);

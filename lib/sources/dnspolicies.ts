@@ -49,6 +49,11 @@ function loadBalancingOf(policy: DNSPolicy, object: string, warn: Warn): LoadBal
     warnIgnored(warn, `${where}.geo`, lb.geo, 'is the default-geo marker, not a geo; set defaultGeo instead', 'policy not applied');
     return null;
   }
+  // Kuadrant's builder names the default geo's record set `default`: a geo of that name would be a second record of the set, with another geo code.
+  if (geo === 'default' && lb.defaultGeo === true) {
+    warnIgnored(warn, `${where}.geo`, lb.geo, 'is the name of the default geo\'s record set, which defaultGeo adds beside it; name the geo otherwise', 'policy not applied');
+    return null;
+  }
   return { weight, geo, defaultGeo: lb.defaultGeo === true };
 }
 
