@@ -641,6 +641,20 @@ test('--watch: while an LB hostname gets SERVFAIL its list keeps its last IPs, a
   });
 });
 
+test('a one-shot publication waits out an API server failing longer than its quick retries, within --wait-timeout', async () => {
+  const cluster = await startFaultCluster();
+  // Twice what one round of quick retries (6 tries) absorbs.
+  cluster.server.failNext({ method: 'PATCH', pathIncludes: '/status' }, 503, 12);
+  try {
+    const result = await runLbdns(['update-infra-status', '--kubeconfig', cluster.kubeconfig, '--wait-timeout', '30s', '--set-dns-type-cluster-hosted']);
+    assert.is(result.code, 0, result.stderr);
+    assert.equal(await clusterHostedOf(cluster.server), ALL_LISTS);
+    assert.match(result.stderr, 'asking again until --wait-timeout');
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('--watch answers /healthz while the API server cannot be read yet, so a liveness probe does not restart it', async () => {
   const cluster = await startFaultCluster();
   cluster.server.failNext({ pathIncludes: 'infrastructures' }, 503, 1000);

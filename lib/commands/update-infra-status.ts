@@ -73,15 +73,16 @@ function wiring(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: C
     } as const,
     /** One-shot: a list the status cannot take fails the command (exit 2) before anything is sent. */
     check: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions, owned),
-    publish: (state: DesiredState) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, setDnsType: opts.setDnsType === true, log, stdout: opts.io.stdout }),
+    publish: (state: DesiredState, deadline?: number) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, setDnsType: opts.setDnsType === true, log, stdout: opts.io.stdout, ...(deadline === undefined ? {} : { deadline }) }),
   };
 }
 
 async function publishOnce(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: ClusterContext): Promise<number> {
   const { log, pipeline, check, publish } = wiring(opts, owned, ctx);
+  const deadline = Date.now() + opts.cluster.waitTimeoutMs;
   const monitor = await startPipeline(ctx, { ...pipeline, check, sink: async () => undefined });
   try {
-    const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs));
+    const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs), deadline);
     if (!patched && plan.patch === null) log.info('Infrastructure status already up to date; nothing sent', { platform: plan.platform });
   } finally {
     await monitor.stop();

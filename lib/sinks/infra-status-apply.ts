@@ -17,6 +17,8 @@ export interface PublishOptions {
   /** Set an unset dnsType to ClusterHosted (see publishTarget). */
   readonly setDnsType?: boolean;
   readonly dryRun: boolean;
+  /** A one-shot command's --wait-timeout, as a time (ms since the epoch): an API server unreachable or failing is asked again until then. */
+  readonly deadline?: number;
   readonly log: Logger;
   readonly stdout: { write(chunk: string): unknown };
 }
@@ -55,6 +57,19 @@ function invalidError(err: unknown): ConfigError {
  * already says what lbdns would write.
  */
 export async function publishLbIps(kc: KubeConfig, lists: LbIpLists, opts: PublishOptions): Promise<PublishResult> {
+  const { deadline } = opts;
+  if (deadline === undefined) return publishTries(kc, lists, opts);
+  // Beyond a few quick tries for conflicts: an API server restarting is waited out, as reading the cluster is.
+  return pRetry(() => publishTries(kc, lists, opts), {
+    retries: Number.MAX_SAFE_INTEGER,
+    minTimeout: 250,
+    maxTimeout: 5000,
+    shouldRetry: ({ error }) => error instanceof KubeError && !(error instanceof KubeAccessError) && Date.now() < deadline,
+    onFailedAttempt: ({ error }) => opts.log.warn('status update failed; asking again until --wait-timeout', { error: error.message }),
+  });
+}
+
+async function publishTries(kc: KubeConfig, lists: LbIpLists, opts: PublishOptions): Promise<PublishResult> {
   const k8s = await kubeModule();
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const mergePatch = await timeLimited(REQUEST_TIME_LIMIT_MS, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
@@ -69,7 +84,13 @@ export async function publishLbIps(kc: KubeConfig, lists: LbIpLists, opts: Publi
         const error = kubeErrorFrom(err, `get ${OBJECT}`);
         throw error instanceof KubeAccessError ? new AbortError(error) : error;
       }
-      const plan = planStatusPatch(infra, lists, opts.owned, opts.setDnsType === true);
+      let plan: StatusPlan;
+      try {
+        plan = planStatusPatch(infra, lists, opts.owned, opts.setDnsType === true);
+      } catch (err) {
+        // A refusal of the plan (a dnsType lbdns may not write over) is not worth a re-read.
+        throw new AbortError(err as Error);
+      }
       for (const lb of plan.skipped) opts.log.warn('no IP known for this LB; its status list is left as it is', { list: STATUS_LISTS[lb] });
       if (plan.patch === null) return { plan, patched: false };
       if (opts.dryRun) {
