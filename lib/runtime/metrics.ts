@@ -54,7 +54,7 @@ export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promi
     sourceDataIgnored: new prom.Counter({ name: 'lbdns_source_data_ignored_total', help: 'Other data from cluster objects that lbdns refused, counted when each first appears, by source', labelNames: ['source'], ...opts }),
     corefileOutOfDate: new prom.Gauge({ name: 'lbdns_corefile_out_of_date', help: '1 while the Corefile on disk is not the one the sources call for (render or write failing)', registers: purpose === 'corefile' ? [registry] : [] }),
     unresolvable: () => [],
-    infraStatusInSync: new prom.Gauge({ name: 'lbdns_infrastructure_status_in_sync', help: '1 while the Infrastructure status holds the LB IPs lbdns computed, 0 while publishing them fails', registers: purpose === 'infra-status' ? [registry] : [] }),
+    infraStatusInSync: new prom.Gauge({ name: 'lbdns_infrastructure_status_in_sync', help: '1 after the last publication of the LB IPs lbdns computed succeeded (or found them there), 0 while publishing them fails', registers: purpose === 'infra-status' ? [registry] : [] }),
   };
   new prom.Gauge({
     name: 'lbdns_lb_hostnames_unresolvable',
