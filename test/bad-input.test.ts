@@ -318,6 +318,48 @@ test('--diff with an --out that is a device is refused with exit 2, not read who
   assertRefused(r, /--out "\/dev\/zero": is not a regular file/);
 });
 
+/** A kubeconfig whose API server never answers: a check that waited for it would take the whole --wait-timeout. */
+async function unreachableKubeconfig(dir: string): Promise<string> {
+  const path = join(dir, 'unreachable.kubeconfig');
+  const config = 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n';
+  await writeFile(path, config);
+  return path;
+}
+
+const BEFORE_THE_CLUSTER: readonly { what: string; args: (dir: string, kubeconfig: string) => Promise<string[]>; message: RegExp }[] = [
+  { what: 'render-corefile with a --template that does not exist', args: async (d, kc) => ['render-corefile', kc, '--template', join(d, 'missing.eta'), '--out', join(d, 'Corefile')], message: /--template ".*missing\.eta": cannot read it \(ENOENT\)/ },
+  { what: 'render-corefile with an --out that is a directory', args: async (d, kc) => (await mkdir(join(d, 'Corefile')), ['render-corefile', kc, '--out', join(d, 'Corefile')]), message: /--out ".*Corefile": is a directory/ },
+  { what: 'watch-lb-status with an --out that is a directory', args: async (d, kc) => (await mkdir(join(d, 'Corefile')), ['watch-lb-status', kc, '--out', join(d, 'Corefile'), '--metrics-addr', '127.0.0.1:0']), message: /--out ".*Corefile": is a directory/ },
+  { what: 'render-dnsmasq without --listen (CoreDNS on port 53 beside dnsmasq)', args: async (d, kc) => ['render-dnsmasq', kc, '--domain', 'c1.example.com', '--out', join(d, 'lbdns.conf')], message: /pass --listen with another port/ },
+];
+
+for (const c of BEFORE_THE_CLUSTER) {
+  test(`${c.what} is refused with exit 2 before the API server is asked, not after --wait-timeout`, async () => {
+    const dir = await freshDir();
+    const kubeconfig = await unreachableKubeconfig(dir);
+    const started = Date.now();
+    const r = await runLbdns([...(await c.args(dir, kubeconfig)), '--wait-timeout', '60s']);
+    assertRefused(r, c.message);
+    assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
+  });
+}
+
+test('an --out that is a symlink to a missing file is refused with exit 2 before the Gateway files beside it are written', async () => {
+  const dir = await freshDir();
+  await symlink(join(dir, 'missing', 'Corefile'), join(dir, 'Corefile'));
+  const r = await runLbdns(['render-corefile', '--example', '--gateway-zone', 'gw.example.com', '--out', join(dir, 'Corefile')]);
+  assertRefused(r, /--out ".*Corefile": is a symlink whose target does not exist/);
+  assert.equal(await readdir(dir), ['Corefile']);
+});
+
+test("a dnsmasq drop-in whose hosts directory is a file is refused with exit 2, nothing written", async () => {
+  const dir = await freshDir();
+  await writeFile(join(dir, 'lbdns.hosts'), '');
+  const r = await runLbdns(['render-dnsmasq', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'lbdns.conf')]);
+  assertRefused(r, /--out's hosts directory ".*lbdns\.hosts" exists and is not a directory/);
+  assert.equal(await readdir(dir), ['lbdns.hosts']);
+});
+
 const SAME_FILE: readonly { what: string; args: (dir: string) => string[]; message: RegExp }[] = [
   { what: "an --out that is the Gateway weight file's path", args: (d) => ['--gateway-zone', 'gw.example.com', '--out', join(d, 'Corefile.weights')], message: /the Gateway weight file ".*Corefile\.weights" is the same file as --out/ },
   { what: "an --out that is a Gateway zone file's path", args: (d) => ['--gateway-zone', 'gw.example.com', '--out', join(d, 'gw.example.com.zone')], message: /the zone file of gw\.example\.com ".*gw\.example\.com\.zone" is the same file as --out/ },
@@ -340,7 +382,7 @@ test('a --dnsmasq-out that is a symlink to the --out not written yet is refused 
   await symlink(join(dir, 'Corefile'), join(dir, 'lbdns.conf'));
   const r = await runLbdns(['render-corefile', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'Corefile'), '--dnsmasq-out', join(dir, 'lbdns.conf')]);
   assert.is(r.code, 2, r.stderr);
-  assert.match(r.stderr, /--dnsmasq-out ".*lbdns\.conf" is the same file as --out/);
+  assert.match(r.stderr, /--dnsmasq-out ".*lbdns\.conf": is a symlink whose target does not exist/);
   assert.equal(await readdir(dir), ['lbdns.conf']);
 });
 

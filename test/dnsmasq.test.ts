@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import { freePort } from './support/peers.js';
 import * as assert from 'uvu/assert';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -176,8 +176,8 @@ test('a drop-in that cannot be written does not hold the monitor back: the Coref
   await withDir(async (dir) => {
     const cluster = await startFakeCluster();
     const dropIn = join(dir, 'lbdns.conf');
-    // A file where the hosts directory goes: every write of the drop-in's files fails.
-    await writeFile(join(dir, 'lbdns.hosts'), 'in the way\n');
+    // A directory where the hosts file is made: every write of the drop-in's files fails, past the checks at start.
+    await mkdir(join(dir, 'lbdns.hosts.staging', 'api-int'), { recursive: true });
     const monitor = await startMonitor(cluster, { flags: { listen: '127.0.0.1:5353' }, dnsmasqOut: dropIn });
     try {
       await until('the Corefile', async () => (await readFile(cluster.out, 'utf8').catch(() => '')).includes('template'));
@@ -186,7 +186,7 @@ test('a drop-in that cannot be written does not hold the monitor back: the Coref
       assert.match(metrics, /^lbdns_renders_total\{result="written"\} 1$/m);
       assert.ok(monitor.logs().some((l) => l.msg === 'Corefile written'));
       assert.ok(monitor.logs().some((l) => String(l.msg).startsWith('writing the dnsmasq drop-in failed')));
-      await rm(join(dir, 'lbdns.hosts'));
+      await rm(join(dir, 'lbdns.hosts.staging', 'api-int'), { recursive: true });
       await until('the drop-in, at a retry', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes('hostsdir='), 10_000);
     } finally {
       await monitor.stop();

@@ -73,7 +73,7 @@ export interface PrepareOptions {
   /** Whether the command serves DNS and so needs upstream resolvers (see specFromRaw). */
   readonly upstreams?: boolean;
   /** Checks the merged local config before the cluster is contacted, so a missing setting fails at once. */
-  readonly check?: (raw: RawConfig) => void;
+  readonly check?: (raw: RawConfig) => void | Promise<void>;
 }
 
 /**
@@ -172,7 +172,7 @@ async function seedAddress(seed: readonly Endpoint[], raw: RawConfig): Promise<s
 /** Local inputs plus what the cluster says about itself (domain, platform), read once. */
 export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger, opts: PrepareOptions = {}): Promise<ClusterContext> {
   const raw = await loadRawConfig(inputs, log);
-  opts.check?.(raw);
+  await opts.check?.(raw);
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
   const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });

@@ -37,6 +37,7 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   if (cluster === undefined) {
     const local = await loadLocalInputs(inputs, log, opts.upstreams !== false);
     const { raw } = local;
+    await opts.check?.(raw);
     const spec = inputs.example ? withExampleGateways(local.spec, log) : local.spec;
     requireLbs(spec);
     const resolutions = await resolveAll(spec, new HostResolver({ servers: lbResolvers(raw, spec) }));

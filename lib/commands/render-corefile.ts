@@ -1,11 +1,10 @@
 import { ConfigError, EXIT, isApiUnreachable, ValidationError } from '../errors.js';
-import { checkDnsmasqListen } from '../render/dnsmasq.js';
 import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
-import { checkOutputPath } from '../sinks/atomic-write.js';
 import { loadRawConfig } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import { renderCorefile } from '../render/corefile.js';
-import { checkCorefileOutputs, emitCorefile, keepCorefile, loadTemplate } from '../sinks/corefile-output.js';
+import { checkCorefileOutputs, checkLocalOutputs, emitCorefile, keepCorefile, type LoadedTemplate } from '../sinks/corefile-output.js';
+import type { RawConfig } from '../inputs/config.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce, type OneShotState } from './one-shot.js';
@@ -40,10 +39,17 @@ function parseIfUnreachable(value: string | undefined, cluster: ClusterFlags | u
  * leaves the Corefile at --out as it is if it passes the check: after a full cluster shutdown
  * the node's CoreDNS must come back with the last good file to let the API server be found.
  */
-async function gatherOrKeep(opts: RenderCorefileOptions, log: Logger): Promise<OneShotState | { readonly kept: string; readonly since: Date }> {
+async function gatherOrKeep(opts: RenderCorefileOptions, log: Logger): Promise<(OneShotState & { readonly template: LoadedTemplate }) | { readonly kept: string; readonly since: Date }> {
   const ifUnreachable = parseIfUnreachable(opts.ifUnreachable, opts.cluster);
+  let template: LoadedTemplate | undefined;
+  const check = async (raw: RawConfig): Promise<void> => {
+    const out = raw.out === '-' ? undefined : raw.out;
+    if (opts.dnsmasqOut !== undefined && (out === undefined || opts.diff)) throw new ConfigError(DNSMASQ_OUT_NEEDS_FILE);
+    template = await checkLocalOutputs(raw, opts.diff ? undefined : out, opts.dnsmasqOut);
+  };
   try {
-    return await gatherOnce(opts, opts.cluster, log);
+    const state = await gatherOnce(opts, opts.cluster, log, { check });
+    return { ...state, template: template as LoadedTemplate };
   } catch (err) {
     if (ifUnreachable !== 'keep' || !isApiUnreachable(err)) throw err;
     const { out } = await loadRawConfig(opts, log);
@@ -61,14 +67,8 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
     return EXIT.ok;
   }
   const state = gathered;
-  const template = await loadTemplate(state.raw.template);
+  const { template } = gathered;
   const out = state.raw.out;
-  if (opts.dnsmasqOut !== undefined) {
-    if (out === undefined || out === '-' || opts.diff) throw new ConfigError(DNSMASQ_OUT_NEEDS_FILE);
-    checkDnsmasqListen(state.recordSet.listen);
-  }
-  if (out !== undefined && out !== '-' && !opts.diff) await checkOutputPath(out, '--out');
-  if (opts.dnsmasqOut !== undefined) await checkOutputPath(opts.dnsmasqOut, '--dnsmasq-out');
   const gateway = state.spec.gateway && out !== undefined && out !== '-' ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, state.spec.gateway.zones) } : undefined;
   if (out !== undefined && out !== '-' && !opts.diff) await checkCorefileOutputs(out, gateway, opts.dnsmasqOut);
   const recordSet = gateway ? { ...state.recordSet, ...gateway } : state.recordSet;

@@ -1,7 +1,9 @@
 import { EXIT } from '../errors.js';
 import { ConfigError } from '../errors.js';
-import { dnsmasqHostsDir, writeDnsmasq } from '../sinks/dnsmasq-output.js';
-import { checkOutputPath } from '../sinks/atomic-write.js';
+import { checkDnsmasqOutputs, writeDnsmasq } from '../sinks/dnsmasq-output.js';
+import { checkDnsmasqListen } from '../render/dnsmasq.js';
+import { listenOf } from '../inputs/spec.js';
+import { DEFAULTS } from '../model.js';
 import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
@@ -16,9 +18,9 @@ export interface RenderDnsmasqOptions extends CommandInputs {
 export async function renderDnsmasqCommand(opts: RenderDnsmasqOptions): Promise<number> {
   const log = loggerFor(opts.io);
   if (opts.out === undefined || opts.out === '-') throw new ConfigError('--out is required: the drop-in names the hosts directory lbdns keeps beside it, for api-int');
-  dnsmasqHostsDir(opts.out, '--out');
-  await checkOutputPath(opts.out, '--out');
-  const state = await gatherOnce(opts, opts.cluster, log);
+  await checkDnsmasqOutputs(opts.out, '--out');
+  // Before the cluster or DNS is asked: CoreDNS's port is the flags' alone.
+  const state = await gatherOnce(opts, opts.cluster, log, { check: (raw) => checkDnsmasqListen(listenOf(raw).listen ?? DEFAULTS.listen) });
   const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet, state.withheld, '--out');
   log.info(dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: dropIn.path, hosts: hosts.path });
   return EXIT.ok;

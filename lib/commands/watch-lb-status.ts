@@ -1,6 +1,5 @@
 import { Backoff } from '../kube/backoff.js';
-import { checkOutputPath, writeFileAtomic } from '../sinks/atomic-write.js';
-import { checkDnsmasqListen } from '../render/dnsmasq.js';
+import { writeFileAtomic } from '../sinks/atomic-write.js';
 import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
 import { parseDnsServer } from '../resolve/host-resolver.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
@@ -19,7 +18,7 @@ import type { ApiIntGate } from '../runtime/api-int-gate.js';
 import { recordChanges } from '../resolve/record-changes.js';
 import { whyNotServed } from '../resolve/record-set.js';
 import { renderCorefile } from '../render/corefile.js';
-import { checkCorefileOutputs, loadTemplate } from '../sinks/corefile-output.js';
+import { checkCorefileOutputs, checkLocalOutputs, type LoadedTemplate } from '../sinks/corefile-output.js';
 import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
 import { writeZoneFiles, zoneFilePaths } from '../sinks/zone-file-output.js';
 import { renderZones } from '../render/zone-file.js';
@@ -112,6 +111,8 @@ export async function watchLbStatusCommand(opts: WatchLbStatusOptions): Promise<
 async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const log = loggerFor(opts.io);
   const metrics = await createMetrics('corefile');
+  // Read with the other local inputs, before the cluster is waited for (prepareCluster's check).
+  let template: LoadedTemplate | undefined;
   const requireOut = (raw: RawConfig): string => {
     if (raw.out === undefined || raw.out === '-') throw new ConfigError('--out is required: the Corefile path CoreDNS reads (e.g. /etc/coredns/Corefile)');
     return raw.out;
@@ -133,7 +134,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   opts.onListening?.(health.address);
   // The monitor waits for the API server as long as it takes: after a full cluster shutdown
   // it is the one that must be there when the API comes back, and exiting would only restart it.
-  const ctx = await stop.unlessStopped(prepareCluster(opts, { ...opts.cluster, waitTimeoutMs: FOREVER_MS }, log, { check: requireOut })).catch(async (err: unknown) => {
+  const ctx = await stop.unlessStopped(prepareCluster(opts, { ...opts.cluster, waitTimeoutMs: FOREVER_MS }, log, { check: async (raw) => void (template = await checkLocalOutputs(raw, requireOut(raw), opts.dnsmasqOut)) })).catch(async (err: unknown) => {
     await health.close();
     throw err;
   });
@@ -144,19 +145,15 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   }
   waitingSince = undefined;
   const out = requireOut(ctx.raw);
+  const corefileTemplate = template as LoadedTemplate;
   let lbServers = lbResolvers(ctx.raw, ctx.spec);
   // Refused at start (exit 2), the health server closed: nothing else is running yet.
-  const { template, gatewayFiles } = await (async () => {
-    await checkOutputPath(out, '--out');
-    if (opts.dnsmasqOut !== undefined) {
-      checkDnsmasqListen(ctx.spec.listen ?? DEFAULTS.listen);
-      await checkOutputPath(opts.dnsmasqOut, '--dnsmasq-out');
-    }
+  const { gatewayFiles } = await (async () => {
     const files = ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined;
     await checkCorefileOutputs(out, files, opts.dnsmasqOut);
     // The resolver reads the servers anew at each lookup, where a bad one would only fail every lookup.
     for (const server of lbServers ?? []) parseDnsServer(server);
-    return { template: await loadTemplate(ctx.raw.template), gatewayFiles: files };
+    return { gatewayFiles: files };
   })().catch(async (err: unknown) => {
     await health.close();
     throw err;
@@ -185,7 +182,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     let text: string;
     let zones: ReadonlyMap<string, string>;
     try {
-      text = renderCorefile(recordSet, template.text, template.source);
+      text = renderCorefile(recordSet, corefileTemplate.text, corefileTemplate.source);
       zones = renderZones(recordSet);
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });

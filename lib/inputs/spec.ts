@@ -130,7 +130,7 @@ export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): Cl
 }
 
 /** The server block's address and the health and ready ports: three different ports. */
-function listenOf(raw: RawConfig): Pick<ClusterSpec, 'listen' | 'healthPort' | 'readyPort'> {
+export function listenOf(raw: RawConfig): Pick<ClusterSpec, 'listen' | 'healthPort' | 'readyPort'> {
   const health = raw.healthPort === undefined ? DEFAULTS.healthPort : validatePort('--health-port', raw.healthPort);
   const ready = raw.readyPort === undefined ? DEFAULTS.readyPort : validatePort('--ready-port', raw.readyPort);
   if (health === ready) {

@@ -140,6 +140,7 @@ export async function checkOutputPath(target: string, flag: string): Promise<voi
   if (target.endsWith('/')) refuse('names a directory');
   const info = await stat(target).catch((err: unknown) => (errCode(err) === 'ENOENT' ? null : Promise.reject(writeError(target, 'checking the output path', err, 'nothing was written'))));
   if (info !== null && !info.isFile()) refuse(info.isDirectory() ? 'is a directory' : 'exists and is not a regular file');
+  if (info === null && (await lstat(target).catch(() => null))?.isSymbolicLink() === true) refuse('is a symlink whose target does not exist');
 }
 
 export interface Output {

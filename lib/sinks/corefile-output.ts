@@ -1,7 +1,11 @@
 import { stat } from 'node:fs/promises';
 import { readInputFile, readInputFileIfPresent } from '../inputs/admin-file.js';
-import { checkDistinctOutputs, writeFileAtomic } from './atomic-write.js';
-import { dnsmasqOutputs } from './dnsmasq-output.js';
+import { checkDistinctOutputs, checkOutputPath, writeFileAtomic } from './atomic-write.js';
+import { checkDnsmasqOutputs, dnsmasqOutputs } from './dnsmasq-output.js';
+import { checkDnsmasqListen } from '../render/dnsmasq.js';
+import { listenOf } from '../inputs/spec.js';
+import type { RawConfig } from '../inputs/config.js';
+import { DEFAULTS } from '../model.js';
 import { ConfigError, MissingDataError, quote } from '../errors.js';
 import { checkCorefile } from '../render/corefile-check.js';
 import { builtinTemplate } from '../render/templates.js';
@@ -15,6 +19,21 @@ export interface LoadedTemplate {
 export async function loadTemplate(path: string | undefined): Promise<LoadedTemplate> {
   if (path === undefined) return { text: builtinTemplate(), source: 'builtin' };
   return { text: await readInputFile(path, { flag: '--template', code: true }), source: path };
+}
+
+/**
+ * What a Corefile command judges from flags and files alone, before the cluster or DNS is
+ * asked, so a bad one is exit 2 at once rather than after --wait-timeout: the template read,
+ * `out` (a file to write) and the dnsmasq drop-in's paths, and CoreDNS's port beside the drop-in.
+ */
+export async function checkLocalOutputs(raw: RawConfig, out: string | undefined, dnsmasqOut: string | undefined): Promise<LoadedTemplate> {
+  const template = await loadTemplate(raw.template);
+  if (out !== undefined) await checkOutputPath(out, '--out');
+  if (dnsmasqOut !== undefined) {
+    checkDnsmasqListen(listenOf(raw).listen ?? DEFAULTS.listen);
+    await checkDnsmasqOutputs(dnsmasqOut, '--dnsmasq-out');
+  }
+  return template;
 }
 
 /** Every file and directory a Corefile write puts in place, each a path of its own, or a ConfigError (exit 2) before any is written. */

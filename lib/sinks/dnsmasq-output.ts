@@ -1,8 +1,8 @@
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RecordSet } from '../model.js';
 import { renderDnsmasq, renderDnsmasqHosts } from '../render/dnsmasq.js';
-import { writeFileAtomic, type Output, type WriteResult } from './atomic-write.js';
+import { checkOutputPath, writeFileAtomic, type Output, type WriteResult } from './atomic-write.js';
 import { ConfigError, quote } from '../errors.js';
 
 /**
@@ -30,6 +30,18 @@ export function dnsmasqOutputs(dropIn: string, flag: string): Output[] {
 }
 
 const stagingDir = (dir: string): string => `${dir}.staging`;
+
+/** The drop-in a file or none, and its hosts and staging directories directories or none, with a hosts file that is a file: else a ConfigError (exit 2) before anything is written. */
+export async function checkDnsmasqOutputs(dropIn: string, flag: string): Promise<void> {
+  await checkOutputPath(dropIn, flag);
+  const dir = dnsmasqHostsDir(dropIn, flag);
+  for (const [what, path, kind] of [[`${flag}'s hosts directory`, dir, 'directory'], [`${flag}'s staging directory`, stagingDir(dir), 'directory'], [`${flag}'s api-int hosts file`, join(dir, HOSTS_FILE), 'file']] as const) {
+    const info = await lstat(path).catch(() => null);
+    if (info !== null && !(kind === 'directory' ? info.isDirectory() : info.isFile())) {
+      throw new ConfigError(`${what} ${quote(path)} exists and is not a ${kind}; nothing was written. Remove it, or give ${flag} another path`);
+    }
+  }
+}
 
 /**
  * Puts the hosts file in place by a rename into the watched directory, only when it changed:
