@@ -79,6 +79,20 @@ function assertNothingBlanked(answers: CorefileAnswers | undefined, ingress: str
   assert.equal(answers.nodes.get('master-0'), ['10.0.0.5']);
 }
 
+test('the first Corefile a process writes says so, and the next lists only what changed', async () => {
+  await withMonitor({}, async (c, m) => {
+    await firstRender(c);
+    const first = m.logs().find((l) => l.msg === 'Corefile written');
+    assert.is(first?.firstSinceStart, true);
+    assert.is(first?.changes, undefined);
+    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    await until('the new ingress IP on disk', () => served(c, APPS, 'A 10.0.1.99'));
+    await until('the second log line', () => m.logs().filter((l) => l.msg === 'Corefile written').length === 2);
+    const second = m.logs().filter((l) => l.msg === 'Corefile written')[1];
+    assert.equal(second?.changes, [{ name: APPS, from: [INGRESS_IP], to: ['10.0.1.99'] }]);
+  });
+});
+
 test('a Service status patched from one LB to another is rewritten into the Corefile', async () => {
   await withMonitor({}, async (c) => {
     await firstRender(c);

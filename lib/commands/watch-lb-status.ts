@@ -217,7 +217,9 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     if (written || dataWritten) {
       metrics.lastChange.set(Date.now() / 1000);
       // A change of Gateway addresses or weights alone rewrites their files only: CoreDNS is not reloaded.
-      log.info(written ? 'Corefile written' : 'Gateway zone and weight files written', { path: out, ...recordChanges(lastSet, state.recordSet), notServed: whyNotServed(state.spec, state), ...(state.notes.length > 0 ? { notes: state.notes } : {}) });
+      // The first write of this process has nothing of its own to compare with: the files it replaced are said to be, not listed as all new.
+      const what = lastSet === undefined ? { firstSinceStart: true, names: state.recordSet.names.length, nodes: state.recordSet.nodes.length } : recordChanges(lastSet, state.recordSet);
+      log.info(written ? 'Corefile written' : 'Gateway zone and weight files written', { path: out, ...what, notServed: whyNotServed(state.spec, state), ...(state.notes.length > 0 ? { notes: state.notes } : {}) });
     }
     lastSet = state.recordSet;
     withheld = state.withheld;
