@@ -56,9 +56,15 @@ function escapeText(text: string): string {
 
 export abstract class LbdnsError extends Error {
   abstract readonly exitCode: ExitCode;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** The message without its details. */
+  readonly summary: string;
+  /** Lines printed below the message, each on its own (a 422's refused fields). */
+  readonly details: readonly string[];
+  constructor(message: string, options?: { cause?: unknown; details?: readonly string[] }) {
+    super(options?.details === undefined ? message : [message, ...options.details.map((d) => `  ${d}`)].join('\n'), options);
     this.name = new.target.name;
+    this.summary = message;
+    this.details = options?.details ?? [];
   }
 }
 
@@ -66,11 +72,11 @@ export abstract class LbdnsError extends Error {
 const MESSAGE_LIMIT = 2000;
 
 /**
- * Controls but the newline (C0, DEL, C1), bidirectional and zero-width formatting, line and
- * paragraph separators. A newline is lbdns's own (a list of fields a 422 refused): quote()
- * has escaped every newline of an echoed value already.
+ * Controls (C0 with the newline, DEL, C1), bidirectional and zero-width formatting, line and
+ * paragraph separators: a message is one line, whatever a value in it holds; lbdns's own
+ * further lines are an error's `details`.
  */
-const UNPRINTABLE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 
 /** A message as printed: nothing a terminal would act on, at most MESSAGE_LIMIT characters. */
 export function printable(message: string): string {
@@ -83,7 +89,7 @@ export function printable(message: string): string {
  * lbdns, printed as its class and message, and its stack only when asked for (LBDNS_LOG_LEVEL=debug).
  */
 export function failureMessage(err: unknown, withStack: boolean): string {
-  if (err instanceof LbdnsError) return printable(err.message);
+  if (err instanceof LbdnsError) return [printable(err.summary), ...err.details.map((d) => `  ${printable(d)}`)].join('\n');
   const e = err instanceof Error ? err : new Error(String(err));
   const text = printable(`internal error (${e.name}: ${e.message}); please report it`);
   return withStack && e.stack ? `${text}\n${e.stack}` : text;

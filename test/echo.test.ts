@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { chmod, chown, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ECHO_LIMIT, failureMessage, printable, quote } from '../lib/errors.js';
+import { ConfigError, ECHO_LIMIT, failureMessage, printable, quote } from '../lib/errors.js';
 import { endpointFromApi } from '../lib/sources/untrusted.js';
 import { runLbdns } from './support/run-cli.js';
 
@@ -36,11 +36,22 @@ test('a structure of shared references is described, not expanded', () => {
   assert.ok(performance.now() - started < 100);
 });
 
-test('a printed message keeps no control character but its own newlines, and no more than 2,000 characters', () => {
+test('a printed message keeps no control character, newlines included, and no more than 2,000 characters', () => {
   const line = printable(`reason first:\n${'\u001b[31m\r'.repeat(1000)}`);
-  assert.not.match(line, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
-  assert.match(line, /^reason first:\n/);
+  assert.not.match(line, /[\u0000-\u001f\u007f-\u009f]/);
+  assert.match(line, /^reason first:\\u000a/);
   assert.match(line, /… \(message cut at 2000 of \d+ characters\)$/);
+});
+
+test("an error's details are lines of their own below its message, each escaped", () => {
+  const message = failureMessage(new ConfigError('refused:', { details: ['a: bad', 'b: worse\nlbdns: all fine'] }), false);
+  assert.is(message, 'refused:\n  a: bad\n  b: worse\\u000albdns: all fine');
+});
+
+test('a --config path holding a newline is printed on one line', async () => {
+  const r = await runLbdns(['render-corefile', '--config', '/nonexistent/evil\nlbdns: FAKE ok.yaml', ...CLUSTER]);
+  assert.is(r.code, 2);
+  assert.is(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
 });
 
 test('an error that is not one of lbdns is printed as one line, without its stack', () => {

@@ -117,7 +117,8 @@ function parseConfig(text: string, source: string): RawConfig {
     // !!timestamp, a local !tag) is an error rather than a guess.
     doc = parseYaml(text, { schema: CORE_SCHEMA });
   } catch (err) {
-    throw new ConfigError(`${source}: not valid YAML or JSON: ${(err as Error).message}`);
+    // The first line (reason, line:column): js-yaml appends a copy of the file's lines.
+    throw new ConfigError(`${source}: not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
   }
   if (doc === null || doc === undefined) return {};
   const shared = sharedNode(doc);

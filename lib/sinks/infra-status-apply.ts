@@ -46,8 +46,8 @@ function invalidError(err: unknown): ConfigError {
     body = {};
   }
   const causes = body.details?.causes ?? [];
-  const lines = causes.length > 0 ? causes.map((c) => `  ${c.field ?? '(object)'}: ${c.message ?? ''}`) : [`  ${body.message ?? String(err)}`];
-  return new ConfigError(`the API server refused the status update of ${OBJECT}:\n${lines.join('\n')}`);
+  const lines = causes.length > 0 ? causes.map((c) => `${c.field ?? '(object)'}: ${c.message ?? ''}`) : [body.message ?? String(err)];
+  return new ConfigError(`the API server refused the status update of ${OBJECT}:`, { details: lines });
 }
 
 /**
