@@ -81,6 +81,11 @@ const CASES: readonly { readonly what: string; readonly text: string; readonly m
   { what: 'a second cache', text: replaced('    cache 30\n', '    cache 30\n    cache 60\n') },
   { what: 'a misspelt directive', text: replaced('    cache 30\n', '    cahce 30\n') },
   { what: 'a second server block for the same zone and port', text: `${GOOD}. {\n    errors\n}\n` },
+  { what: 'a server block key with a label of 64 characters', text: `${GOOD}${'a'.repeat(64)}.test {\n    errors\n}\n` },
+  { what: 'a forward policy CoreDNS does not know', text: replaced('        policy sequential\n', '        policy bogus\n') },
+  { what: 'a forward max_fails that is not a whole number', text: replaced('        policy sequential\n', '        max_fails -1\n') },
+  { what: 'a forward zone that is not a DNS name', text: replaced('forward . 10.0.0.2 10.0.0.3', 'forward bad..zone 10.0.0.2') },
+  { what: 'a hosts reload that is not a duration', text: replaced('        ttl 60\n', '        ttl 60\n        reload bogus\n') },
 ];
 
 for (const c of CASES) {

@@ -296,6 +296,9 @@ function checkHosts(d: Directive): void {
       continue;
     }
     if (first.text === 'fallthrough') fallthrough = true;
+    if (first.text === 'reload' && (line.length !== 2 || parseGoDuration(line[1]?.text ?? '') === null)) {
+      throw new RenderError(`Corefile line ${first.line}: hosts reload ${quote(line[1]?.text ?? '')} is not a duration CoreDNS reads; write it as Go does, e.g. 5s or 0 to turn it off`);
+    }
     if (HOSTS_OPTIONS.has(first.text)) continue;
     // CoreDNS takes an entry after `fallthrough` for an unknown option and fails setup.
     if (fallthrough) throw new RenderError(`Corefile line ${first.line}: hosts entry ${quote(first.text)} comes after fallthrough; CoreDNS accepts entries only before it`);
@@ -308,7 +311,25 @@ function checkHosts(d: Directive): void {
   }
 }
 
+const FORWARD_POLICIES = new Set(['random', 'round_robin', 'sequential']);
+
+/** The forward options whose value CoreDNS parses, and how: a refusal fails its setup, so the whole file. */
+const FORWARD_VALUES: Record<string, (value: string) => boolean> = {
+  policy: (v) => FORWARD_POLICIES.has(v),
+  max_fails: (v) => /^[0-9]+$/.test(v),
+  max_concurrent: (v) => /^[0-9]+$/.test(v),
+  expire: (v) => parseGoDuration(v) !== null,
+  health_check: (v) => parseGoDuration(v) !== null,
+};
+
 function checkForward(d: Directive): void {
+  const from = d.args[0];
+  if (from !== undefined && from.text !== '.' && !(NAME.test(from.text) && withinDnsLimits(from.text))) throw new RenderError(`Corefile line ${d.line}: forward zone ${quote(from.text)} is not a DNS name`);
+  for (const line of d.block ?? []) {
+    const [option, value] = [line[0] as Token, line[1]];
+    const valid = FORWARD_VALUES[option.text];
+    if (valid !== undefined && (value === undefined || !valid(value.text))) throw new RenderError(`Corefile line ${option.line}: forward ${option.text} ${quote(value?.text ?? '')} is not a value CoreDNS reads`);
+  }
   const upstreams = d.args.slice(1);
   if (upstreams.length === 0) throw new RenderError(`Corefile line ${d.line}: forward has no upstream`);
   if (upstreams.length > LIMITS.maxUpstreams) throw new RenderError(`Corefile line ${d.line}: forward has ${upstreams.length} upstreams, CoreDNS accepts at most ${LIMITS.maxUpstreams}`);
@@ -409,7 +430,7 @@ function checkKey(key: string, line: number): void {
   const m = /^(.*?)(?::([0-9]{1,5}))?$/.exec(key);
   const zone = m?.[1] ?? '';
   const port = m?.[2] === undefined ? undefined : Number(m[2]);
-  if ((zone !== '.' && !NAME.test(zone)) || (port !== undefined && (port < 1 || port > 65535))) {
+  if ((zone !== '.' && !(NAME.test(zone) && withinDnsLimits(zone))) || (port !== undefined && (port < 1 || port > 65535))) {
     throw new RenderError(`Corefile line ${line}: server block key ${quote(key)} is not ZONE or ZONE:PORT`);
   }
 }
