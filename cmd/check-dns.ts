@@ -21,7 +21,7 @@ export class CheckDnsCommand extends ClusterCommand {
     0: 'every answer matches',
     1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
     2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
-    3: 'a server answered otherwise than the LBs (0 with --warn-only)',
+    3: 'a server answered otherwise than the LBs, or did not answer (0 with --warn-only)',
   };
 
   server = Option.Array('--server', { description: "The admin's DNS server to ask (repeatable; a row per server, and per address of a HOST, which the system resolver resolves once; default: the system resolvers)" });
