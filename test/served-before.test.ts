@@ -113,28 +113,6 @@ test('a cluster name whose LB host name gives more than 16 addresses at the star
   assert.ok(recordSet.names.some((n) => n.name === `api-int.${base.domain}`));
 });
 
-test('a cluster name of two LB host names, one not resolved yet at the start, keeps everything it served before, not the resolved half', () => {
-  const base = specFromConfig(EXAMPLE_CONFIG, ['127.0.0.1']);
-  const [h1, h2] = ['router-a.elb.example.org', 'router-b.elb.example.org'];
-  const cluster = { ...base, lbs: { ...base.lbs, ingress: [{ kind: 'hostname' as const, hostname: h1 }, { kind: 'hostname' as const, hostname: h2 }] } };
-  const apps = `*.apps.${base.domain}`;
-  const resolutions = new Map<string, Resolution>([[h1, { v4: ['198.51.100.1'], v6: [] } as unknown as Resolution]]);
-  const before = { name: apps, v4: ['198.51.100.1', '198.51.100.2'], v6: [], source: 'ingress' };
-  const { recordSet, held } = buildRecordSet(cluster, resolutions, { servedBefore: [before] });
-  assert.equal(recordSet.names.find((n) => n.name === apps)?.v4, ['198.51.100.1', '198.51.100.2']);
-  assert.ok(held.some((h) => h.name === apps && h.reason.includes(h2)));
-});
-
-test('a cluster name with a host name not resolved and nothing served before serves what did resolve', () => {
-  const base = specFromConfig(EXAMPLE_CONFIG, ['127.0.0.1']);
-  const [h1, h2] = ['router-a.elb.example.org', 'router-b.elb.example.org'];
-  const cluster = { ...base, lbs: { ...base.lbs, ingress: [{ kind: 'hostname' as const, hostname: h1 }, { kind: 'hostname' as const, hostname: h2 }] } };
-  const resolutions = new Map<string, Resolution>([[h1, { v4: ['198.51.100.1'], v6: [] } as unknown as Resolution]]);
-  const { recordSet, held } = buildRecordSet(cluster, resolutions, {});
-  assert.equal(recordSet.names.find((n) => n.name === `*.apps.${base.domain}`)?.v4, ['198.51.100.1']);
-  assert.equal(held, []);
-});
-
 test('no Corefile, or one that does not parse, reads back as nothing', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-served-before-'));
   try {

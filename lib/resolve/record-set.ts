@@ -121,16 +121,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     const count = v4.length + v6.length;
     const hostnames = targets.flatMap((t) => (t.kind === 'hostname' ? [t.hostname] : []));
     const from = hostnames.length > 0 ? ` (from ${hostnames.join(', ')})` : '';
-    // A host name with no answer yet (after a restart, a lookup that failed) gives none of its addresses: what was served stays whole.
-    const unresolved = hostnames.filter((h) => !resolutions.has(h));
-    const problem =
-      count > LIMITS.maxIpsPerName
-        ? `has ${count} addresses${from}, more than the limit of ${LIMITS.maxIpsPerName}`
-        : count === 0 && targets.length > 0
-          ? 'has no resolved address yet'
-          : unresolved.length > 0
-            ? `has host names not resolved yet (${unresolved.join(', ')})`
-            : undefined;
+    const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses${from}, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
     const before = options.previous?.names ?? options.servedBefore;
     const kept = problem && before ? findName(before, name) : undefined;
     if (kept) {
