@@ -81,8 +81,12 @@ async function runCommandLine(argv: readonly string[], context: CliContext): Pro
   } catch (err) {
     // Clipanion appends a usage line with unnamed values (#0); the command's --help names them.
     const reason = (err as Error).message.split('\n\n$ ')[0]?.trim() ?? '';
+    // One line: the reason, and for "did you mean one of:" the commands it lists (not their whole usage).
+    const [first = '', ...rest] = reason.split('\n');
+    const candidates = [...new Set(rest.flatMap((l) => /^\s*\d+\.\s+(lbdns [a-z-]+)/.exec(l)?.[1] ?? []))];
+    const line = candidates.length > 0 ? `${first} ${candidates.join(', ')}` : first;
     const help = ['lbdns', ...(namedCommands(argv)[0]?.paths?.[0] ?? []), '--help'].join(' ');
-    ctx.stderr.write(`lbdns: ${printable(reason)}\nRun "${help}" for usage.\n`);
+    ctx.stderr.write(`lbdns: ${printable(line)}\nRun "${help}" for usage.\n`);
     return EXIT.config;
   }
   if (!(command instanceof LbdnsCommand) && !(command instanceof Builtins.VersionCommand)) {

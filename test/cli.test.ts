@@ -277,4 +277,13 @@ test('render-corefile --help describes its flags and exits 0', async () => {
   for (const flag of ['--out', '--diff', '--api-lb', '--resolv-conf', '--template']) assert.ok(r.stdout.includes(flag), flag);
 });
 
+test('a misspelt command gets one line naming the commands it may be, exit 2', async () => {
+  const r = await runLbdns(['render-corefil']);
+  assert.is(r.code, 2);
+  const [first, second, ...more] = r.stderr.trimEnd().split('\n');
+  assert.match(first ?? '', /^lbdns: Command not found; did you mean one of: lbdns render-corefile, /);
+  assert.match(second ?? '', /^Run "lbdns --help" for usage\.$/);
+  assert.equal(more, []);
+});
+
 test.run();

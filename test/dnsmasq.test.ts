@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import { freePort } from './support/peers.js';
 import * as assert from 'uvu/assert';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -220,6 +220,16 @@ test('an api-int move in the cluster reaches the running dnsmasq within seconds,
       await monitor.stop();
       await cluster.close();
     }
+  });
+});
+
+test("a drop-in whose hosts directory is a symlink to a directory is written through it", async () => {
+  await withDir(async (dir) => {
+    await mkdir(join(dir, 'real.hosts'));
+    await symlink(join(dir, 'real.hosts'), join(dir, 'lbdns.hosts'));
+    const r = await runLbdns(['render-dnsmasq', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'lbdns.conf')]);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal(await readdir(join(dir, 'real.hosts')), ['api-int']);
   });
 });
 
