@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import pRetry, { AbortError } from 'p-retry';
-import { ConfigError, KubeAccessError, KubeError } from '../errors.js';
+import { ConfigError, isApiUnreachable, KubeAccessError, KubeError } from '../errors.js';
 import { planStatusPatch, type LbIpLists, type StatusPlan } from './infra-status-plan.js';
 import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
 import { REQUEST_TIME_LIMIT_MS, timeLimited } from '../kube/time-limit.js';
@@ -64,8 +64,12 @@ export async function publishLbIps(kc: KubeConfig, lists: LbIpLists, opts: Publi
     retries: Number.MAX_SAFE_INTEGER,
     minTimeout: 250,
     maxTimeout: 5000,
-    shouldRetry: ({ error }) => error instanceof KubeError && !(error instanceof KubeAccessError) && Date.now() < deadline,
-    onFailedAttempt: ({ error }) => opts.log.warn('status update failed; asking again until --wait-timeout', { error: error.message }),
+    // Logged here: p-retry reports every failure before asking whether to retry, refusals too.
+    shouldRetry: ({ error }) => {
+      const again = (isApiUnreachable(error) || (error instanceof KubeError && error.status === 409)) && Date.now() < deadline;
+      if (again) opts.log.warn('status update failed; asking again until --wait-timeout', { error: error.message });
+      return again;
+    },
   });
 }
 
