@@ -46,7 +46,7 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
   const lbGroups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname }).filter((g) => lbs.has(g.lb));
   const printed = new Set(lbGroups.map((g) => g.name));
   const dnsRecordGroups = wanted.includes('dnsrecords') ? planDnsRecordGroups({ managed: dnsRecordsBeside(state.spec.extraRecords, printed), unmanaged: dnsRecordsBeside(state.unmanaged, printed) }, state.resolutions, state.spec.ttl) : [];
-  const gatewayGroups = wanted.includes('gateway') ? planGatewayGroups(state.gateway.served, state.recordSet.names, state.spec.ttl) : [];
+  const gatewayGroups = wanted.includes('gateway') ? planGatewayGroups(state.gateway.served, state.recordSet.names, state.spec.ttl, state.spec.gateway?.zones ?? []) : [];
   const groups = [...lbGroups, ...dnsRecordGroups, ...gatewayGroups];
   const left = groups.filter((g) => g.records.length === 0);
   if (left.length === groups.length) {

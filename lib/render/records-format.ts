@@ -53,7 +53,7 @@ const GATEWAY_NOTE = 'served inside the cluster by lbdns (Gateway DNS); your DNS
  * load-balanced name's CNAME chain (this cluster's geo) then the addresses at its last name,
  * a simple name's addresses, each at the TTL lbdns serves it with.
  */
-export function planGatewayGroups(served: readonly { readonly name: string; readonly source: string }[], names: readonly NameRecord[], clusterTtl: number): RecordGroup[] {
+export function planGatewayGroups(served: readonly { readonly name: string; readonly source: string }[], names: readonly NameRecord[], clusterTtl: number, zones: readonly string[]): RecordGroup[] {
   // A chain's inner names are served names too: each record is printed once, with the first name that leads to it.
   const printed = new Set<string>();
   return served.flatMap(({ name, source }) => {
@@ -63,7 +63,9 @@ export function planGatewayGroups(served: readonly { readonly name: string; read
     const chain = (n.chain ?? []).map((c, i) => record(i === 0 ? name : c.owner, 'CNAME', c.target, c.ttl));
     const owner = n.addressOwner ?? name;
     const ttl = n.addressTtl ?? clusterTtl;
-    const addresses = [...n.v4.map((ip) => record(owner, 'A', ip, ttl)), ...n.v6.map((ip) => record(owner, 'AAAA', ip, ttl))];
+    // A chain that ends outside the zones (a load balancer's host name) ends at its CNAME: that name's addresses are its owner's to publish.
+    const outside = zoneOf(owner, zones) === undefined;
+    const addresses = outside ? [] : [...n.v4.map((ip) => record(owner, 'A', ip, ttl)), ...n.v6.map((ip) => record(owner, 'AAAA', ip, ttl))];
     const records = [...chain, ...addresses].filter((r) => {
       const key = `${r.name} ${r.type} ${r.value}`;
       return printed.has(key) ? false : (printed.add(key), true);
@@ -168,9 +170,14 @@ export interface ZoneSection {
  */
 export function sectionsByZone(domain: string, gatewayZones: readonly string[], groups: readonly RecordGroup[]): ZoneSection[] {
   const sections = new Map<string, RecordGroup[]>([[domain, []], ...gatewayZones.map((z): [string, RecordGroup[]] => [z, []])]);
+  const zoneFor = (name: string): string => zoneOf(name, gatewayZones) ?? zoneOf(name, [domain]) ?? name.replace(/^\*\./, '');
+  const add = (zone: string, g: RecordGroup) => sections.set(zone, [...(sections.get(zone) ?? []), g]);
   for (const g of groups) {
-    const zone = zoneOf(g.name, gatewayZones) ?? zoneOf(g.name, [domain]) ?? g.name.replace(/^\*\./, '');
-    sections.set(zone, [...(sections.get(zone) ?? []), g]);
+    if (g.records.length === 0) add(zoneFor(g.name), g);
+    // A chain's hops may lie in another zone than its first name: each record goes where its owner is.
+    const byZone = new Map<string, AdminRecord[]>();
+    for (const r of g.records) byZone.set(zoneFor(r.name), [...(byZone.get(zoneFor(r.name)) ?? []), r]);
+    for (const [zone, records] of byZone) add(zone, { ...g, records });
   }
   return [...sections].filter(([, list]) => list.length > 0).map(([zone, list]) => ({ zone, groups: list }));
 }
