@@ -255,4 +255,17 @@ test('a name over 16 addresses from the start, with nothing served before, is le
   });
 });
 
+test("a name held with its previous addresses names its LB host names as serving their last known good", async () => {
+  const dns = await startDnsServer();
+  const big = 'big.example.net';
+  dns.set(ROUTER_LB, { A: ['10.0.1.30'] });
+  dns.set(big, { A: Array.from({ length: 17 }, (_, i) => `10.0.2.${i + 1}`) });
+  await withMonitor(dns, clusterData([host(ROUTER_LB)]), 0, async (h) => {
+    await firstStateServed(h);
+    assert.equal([...h.monitor.heldHostnames()], []);
+    h.change(clusterData([host(big)]));
+    await until('the name held', () => h.monitor.heldHostnames().has(big));
+  });
+});
+
 test.run();

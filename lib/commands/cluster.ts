@@ -317,7 +317,13 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
       monitor?.sourceFailed();
     },
   });
-  if (metrics) metrics.unresolvable = () => resolutions.failing();
+  if (metrics) {
+    // A host name that never answered since the start still serves its last known good where its name is held from the files on disk.
+    metrics.unresolvable = () => {
+      const held = monitor?.heldHostnames() ?? new Set<string>();
+      return resolutions.failing().map((f) => ({ keptLastGood: f.keptLastGood || held.has(f.hostname) }));
+    };
+  }
   const onDisagreement = (d: LbDisagreement): void => {
     metrics?.lbSourcesDisagree.inc({ lb: d.lb });
     events.emit({

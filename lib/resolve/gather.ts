@@ -1,6 +1,7 @@
 import { ROLE_TRAITS, type ClusterSpec, type Resolution } from '../model.js';
 import type { HostResolver } from './host-resolver.js';
 import { acceptGatewayNames } from './gateway-names.js';
+import { lbRecordName } from './record-set.js';
 
 /** The hostnames of the cluster's own names the role serves (its LBs and extra records), each once, sorted. */
 export function clusterHostnamesOf(spec: ClusterSpec): string[] {
@@ -9,6 +10,17 @@ export function clusterHostnamesOf(spec: ClusterSpec): string[] {
   const targets = [...ROLE_TRAITS[spec.role].serves.flatMap((lb) => spec.lbs[lb]), ...extras];
   for (const t of targets) if (t.kind === 'hostname') names.add(t.hostname);
   return [...names].sort();
+}
+
+/** The LB host names of the cluster's own names among `names` (names held with what they served before). */
+export function hostnamesServing(spec: ClusterSpec, names: ReadonlySet<string>): Set<string> {
+  const held = new Set<string>();
+  const targets = [
+    ...ROLE_TRAITS[spec.role].serves.flatMap((lb) => (names.has(lbRecordName(lb, spec.domain)) ? spec.lbs[lb] : [])),
+    ...(ROLE_TRAITS[spec.role].clusterNames ? spec.extraRecords.filter((r) => names.has(r.name)).flatMap((r) => r.targets) : []),
+  ];
+  for (const t of targets) if (t.kind === 'hostname') held.add(t.hostname);
+  return held;
 }
 
 /** Every hostname the role serves: the cluster's own and the Gateway names' CNAME targets outside the zones, each once, sorted. */

@@ -2,7 +2,7 @@ import { applyClusterData, lbDisagreements, type LbDisagreement, type LocalSays 
 import type { ClusterSources } from '../sources/cluster-sources.js';
 import { apiIntRollout, type ApiIntRollout } from '../sources/hosted-net-services.js';
 import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from '../errors.js';
-import { clusterHostnamesOf, hostnamesOf } from '../resolve/gather.js';
+import { clusterHostnamesOf, hostnamesOf, hostnamesServing } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import type { ApiIntGate } from './api-int-gate.js';
 import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type NameRecord, type NodeApiInt, type RecordSet, type Resolution } from '../model.js';
@@ -34,6 +34,8 @@ export interface DesiredState {
   readonly gateway: RecordSetResult['gateway'];
   readonly notes: RecordSetResult['notes'];
   readonly totals: RecordSetResult['totals'];
+  /** Names served with what they served before (last known good), and why. */
+  readonly held: RecordSetResult['held'];
   /** On-prem with a HostedNetServices object: which Nodes answer api-int where it is asked to be. */
   readonly apiIntRollout?: ApiIntRollout;
   /** On-prem with a HostedNetServices object: its `status.nodes` as last read. */
@@ -196,6 +198,12 @@ export class Monitor {
     this.notifyWaiters();
   }
 
+  /** The LB host names whose names are served with what they served before: a failing one of them still serves its last known good. */
+  heldHostnames(): ReadonlySet<string> {
+    const state = this.latest;
+    return state === undefined ? new Set() : hostnamesServing(state.spec, new Set(state.held.map((h) => h.name)));
+  }
+
   /** Human-readable list of what keeps the state incomplete. */
   missing(): string[] {
     const out: string[] = [];
@@ -327,7 +335,7 @@ export class Monitor {
     // api-int left to the external DNS (dnsRecordsType External) is answered by no node: there is no rollout to follow.
     const apiIntWithheld = withheld.some((w) => w.name === `api-int.${spec.domain}`);
     const rollout = data?.apiIntReported === undefined || nodeNames.length === 0 || target.length === 0 || apiIntWithheld ? undefined : apiIntRollout(target.join(','), nodeNames, data.apiIntReported);
-    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }) };
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, held, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
     if ((await this.opts.sink(this.latest)) === false) return;
