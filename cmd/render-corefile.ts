@@ -23,11 +23,11 @@ export class RenderCorefileCommand extends ClusterCommand {
     0: 'written, unchanged or printed; or, with --if-unreachable=keep, the API server unreachable and the Corefile at --out kept',
     1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
     2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
-    3: 'with --diff: the Corefile at --out would change (the diff is printed); 0 when it would not',
+    3: 'with --diff: the Corefile at --out, or a file beside it that it names, would change (the diff is printed); 0 when nothing would',
   };
 
   out = Option.String('--out', { description: 'Where to write the Corefile, atomically (- or absent: stdout)' });
-  diff = Option.Boolean('--diff', false, { description: 'Show what would change in --out without writing' });
+  diff = Option.Boolean('--diff', false, { description: 'Show what would change in --out (and in the Gateway zone and weight files beside it) without writing' });
   dnsmasqOut = Option.String('--dnsmasq-out', { description: "Also write the node dnsmasq's drop-in and api-int hosts file from the same data, after the Corefile (see render-dnsmasq); needs --out and --listen; not with --diff" });
   ifUnreachable = Option.String('--if-unreachable', { description: 'keep: when the API server cannot be read within --wait-timeout, leave a Corefile at --out that passes the check as it is and exit 0 (default fail)' });
 

@@ -286,4 +286,22 @@ test('a misspelt command gets one line naming the commands it may be, exit 2', a
   assert.equal(more, []);
 });
 
+test('--diff with Gateway DNS shows a zone file whose records would change, exit 3, though the Corefile would not, and writes nothing', async () => {
+  const dir = join(root, 'gateway-diff');
+  await mkdir(dir);
+  const args = ['render-corefile', '--example', '--gateway-zone', 'gw.example.com', '--out', join(dir, 'Corefile')];
+  assert.is((await runLbdns(args)).code, 0);
+  const zone = join(dir, 'gw.example.com.zone');
+  const unchanged = await runLbdns([...args, '--diff']);
+  assert.is(unchanged.code, 0, unchanged.stdout);
+  assert.is(unchanged.stdout, '');
+  await writeFile(zone, (await readFile(zone, 'utf8')).replace('192.0.2.10', '192.0.2.99'));
+  const edited = await readFile(zone, 'utf8');
+  const r = await runLbdns([...args, '--diff']);
+  assert.is(r.code, 3, r.stderr);
+  assert.match(r.stdout, /^-shop\.gw\.example\.com\. 60 IN A 192\.0\.2\.99$/m);
+  assert.match(r.stdout, /^\+shop\.gw\.example\.com\. 60 IN A 192\.0\.2\.10$/m);
+  assert.is(await readFile(zone, 'utf8'), edited);
+});
+
 test.run();

@@ -9,8 +9,9 @@ import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce, type OneShotState } from './one-shot.js';
 import { renderZones } from '../render/zone-file.js';
-import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
-import { writeZoneFiles, zoneFilePaths } from '../sinks/zone-file-output.js';
+import { weightFileDiff, weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
+import { writeZoneFiles, zoneFileDiff, zoneFilePaths } from '../sinks/zone-file-output.js';
+import type { RecordSet } from '../model.js';
 
 const IF_UNREACHABLE = ['fail', 'keep'] as const;
 type IfUnreachable = (typeof IF_UNREACHABLE)[number];
@@ -59,6 +60,15 @@ async function gatherOrKeep(opts: RenderCorefileOptions, log: Logger): Promise<(
   }
 }
 
+async function gatewayFilesDiff(recordSet: RecordSet, weightFile: string): Promise<string> {
+  const diffs = [await weightFileDiff(weightFile, recordSet.weights ?? [])];
+  for (const [zone, records] of renderZones(recordSet)) {
+    const path = recordSet.zoneFiles?.get(zone);
+    if (path !== undefined) diffs.push(await zoneFileDiff(path, zone, records));
+  }
+  return diffs.join('');
+}
+
 export async function renderCorefileCommand(opts: RenderCorefileOptions): Promise<number> {
   const log = loggerFor(opts.io);
   const gathered = await gatherOrKeep(opts, log);
@@ -78,6 +88,9 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
     await writeWeightFile(gateway.weightFile, recordSet.weights ?? []);
     await writeZoneFiles(recordSet, renderZones(recordSet));
   }
+  // The files the Corefile names change without it (a Gateway's address): --diff shows them too.
+  const dataDiff = gateway && opts.diff ? await gatewayFilesDiff(recordSet, gateway.weightFile) : '';
+  opts.io.stdout.write(dataDiff);
   const emitted = await emitCorefile(text, out, opts.diff, opts.io.stdout);
   if (emitted.kind === 'file') log.info(emitted.written ? 'Corefile written' : 'Corefile unchanged', { path: emitted.path });
   if (opts.dnsmasqOut !== undefined) {
@@ -87,6 +100,6 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
     if (written.hosts.written) log.info("dnsmasq's api-int hosts file written", { path: written.hosts.path });
   }
   // As diff(1) and check-dns: a script can ask whether the Corefile would change.
-  if (emitted.kind === 'diff' && emitted.diff !== '') return EXIT.mismatch;
+  if (emitted.kind === 'diff' && (emitted.diff !== '' || dataDiff !== '')) return EXIT.mismatch;
   return EXIT.ok;
 }

@@ -3,6 +3,7 @@ import { ConfigError, quote } from '../errors.js';
 import type { WeightBlock } from '../model.js';
 import { formatWeightFile } from '../render/weight-file.js';
 import { writeFileAtomic, type WriteResult } from './atomic-write.js';
+import { readInputFileIfPresent } from '../inputs/admin-file.js';
 
 const WEIGHT_FILE = 'Corefile.weights';
 
@@ -24,4 +25,13 @@ export const weightFilePath = (corefile: string): string => besideCorefile(coref
 /** Written before the Corefile that names it: CoreDNS refuses a loadbalance weighted file it cannot open. */
 export function writeWeightFile(path: string, blocks: readonly WeightBlock[]): Promise<WriteResult> {
   return writeFileAtomic(path, formatWeightFile(blocks));
+}
+
+/** --diff: how the weight file would change; '' when it would not. */
+export async function weightFileDiff(path: string, blocks: readonly WeightBlock[]): Promise<string> {
+  const current = (await readInputFileIfPresent(path, { flag: 'the Gateway weight file' })) ?? '';
+  const text = formatWeightFile(blocks);
+  if (current === text) return '';
+  const { unifiedDiff } = await import('../render/diff.js');
+  return unifiedDiff(current, text, path, `${path} (rendered)`);
 }

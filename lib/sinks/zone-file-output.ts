@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { readInputFileIfPresent } from '../inputs/admin-file.js';
 import type { RecordSet } from '../model.js';
 import { formatZoneFile, isZoneFile, nextSerial, parseZoneFile } from '../render/zone-file.js';
 import { writeFileAtomic, type WriteResult } from './atomic-write.js';
@@ -32,4 +33,15 @@ export async function writeZoneFiles(recordSet: RecordSet, zones: ReadonlyMap<st
     if (path !== undefined) results.push(await writeZoneFile(path, zone, records));
   }
   return results;
+}
+
+/** --diff: how a zone's file would change, its records compared without the serial a write would give it; '' when it would not be written. */
+export async function zoneFileDiff(path: string, zone: string, records: string): Promise<string> {
+  const text = await readInputFileIfPresent(path, { flag: `the zone file of ${zone}`, maxBytes: 64 * 1024 * 1024 });
+  const current = text === undefined ? undefined : parseZoneFile(text);
+  if (current !== undefined && isZoneFile(text as string, zone, current.serial, records)) return '';
+  const before = current?.records ?? text ?? '';
+  // Loaded here, as for the Corefile: only --diff needs the diff package.
+  const { unifiedDiff } = await import('../render/diff.js');
+  return unifiedDiff(before === '' ? '' : `${before}\n`, records === '' ? '' : `${records}\n`, path, `${path} (rendered)`);
 }
