@@ -83,9 +83,17 @@ async function runCommandLine(argv: readonly string[], context: CliContext): Pro
     const reason = (err as Error).message.split('\n\n$ ')[0]?.trim() ?? '';
     // One line: the reason, and for "did you mean one of:" the commands it lists (not their whole usage).
     const [first = '', ...rest] = reason.split('\n');
-    const candidates = [...new Set(rest.flatMap((l) => /^\s*\d+\.\s+(lbdns [a-z-]+)/.exec(l)?.[1] ?? []))];
-    const line = candidates.length > 0 ? `${first} ${candidates.join(', ')}` : first;
-    const help = ['lbdns', ...(namedCommands(argv)[0]?.paths?.[0] ?? []), '--help'].join(' ');
+    const candidates = [...new Set(rest.flatMap((l) => /^\s*(?:\d+\.|\$)\s+(lbdns [a-z][a-z-]*)/.exec(l)?.[1] ?? []))];
+    const typed = namedCommands(argv)[0]?.paths?.[0] ?? [];
+    const command = ['lbdns', ...typed].join(' ');
+    // Clipanion says "command not found" for a known command given more arguments than it takes.
+    const line =
+      typed.length > 0 && candidates.length > 0 && candidates.every((c) => c === command)
+        ? `${command} takes at most one argument besides its options (the kubeconfig)`
+        : candidates.length > 0
+          ? `${first} ${candidates.join(', ')}`
+          : first;
+    const help = [command, '--help'].join(' ');
     ctx.stderr.write(`lbdns: ${printable(line)}\nRun "${help}" for usage.\n`);
     return EXIT.config;
   }

@@ -352,6 +352,14 @@ test('an --out that is a symlink to a missing file is refused with exit 2 before
   assert.equal(await readdir(dir), ['Corefile']);
 });
 
+test("a dnsmasq drop-in whose hosts directory is a symlink to nothing is refused with exit 2, nothing written", async () => {
+  const dir = await freshDir();
+  await symlink(join(dir, 'nowhere'), join(dir, 'lbdns.hosts'));
+  const r = await runLbdns(['render-dnsmasq', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'lbdns.conf')]);
+  assertRefused(r, /--out's hosts directory ".*lbdns\.hosts" is a symlink whose target does not exist or loops/);
+  assert.equal(await readdir(dir), ['lbdns.hosts']);
+});
+
 test("a dnsmasq drop-in whose hosts directory is a file is refused with exit 2, nothing written", async () => {
   const dir = await freshDir();
   await writeFile(join(dir, 'lbdns.hosts'), '');

@@ -304,4 +304,23 @@ test('--diff with Gateway DNS shows a zone file whose records would change, exit
   assert.is(await readFile(zone, 'utf8'), edited);
 });
 
+test('a known command given two arguments says it takes one, exit 2', async () => {
+  const r = await runLbdns(['render-corefile', 'a.yaml', 'b.yaml']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /^lbdns: lbdns render-corefile takes at most one argument besides its options \(the kubeconfig\)\nRun "lbdns render-corefile --help" for usage\.\n$/);
+});
+
+test('--diff shows a zone file whose records are the same but whose header a write would change, exit 3', async () => {
+  const dir = join(root, 'gateway-diff-header');
+  await mkdir(dir);
+  const args = ['render-corefile', '--example', '--gateway-zone', 'gw.example.com', '--out', join(dir, 'Corefile')];
+  assert.is((await runLbdns(args)).code, 0);
+  const zone = join(dir, 'gw.example.com.zone');
+  // The form of an earlier release: no NS line after the SOA.
+  await writeFile(zone, (await readFile(zone, 'utf8')).replace(/^gw\.example\.com\. 30 IN NS ns\.lbdns\.invalid\.\n/m, ''));
+  const r = await runLbdns([...args, '--diff']);
+  assert.is(r.code, 3, r.stdout);
+  assert.match(r.stdout, /^\+gw\.example\.com\. 30 IN NS ns\.lbdns\.invalid\.$/m);
+});
+
 test.run();

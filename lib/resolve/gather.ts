@@ -1,7 +1,7 @@
 import { ROLE_TRAITS, type ClusterSpec, type Resolution } from '../model.js';
 import type { HostResolver } from './host-resolver.js';
 import { acceptGatewayNames } from './gateway-names.js';
-import { lbRecordName } from './record-set.js';
+import { lbEndpoints, lbRecordName } from './record-set.js';
 
 /** The hostnames of the cluster's own names the role serves (its LBs and extra records), each once, sorted. */
 export function clusterHostnamesOf(spec: ClusterSpec): string[] {
@@ -12,11 +12,11 @@ export function clusterHostnamesOf(spec: ClusterSpec): string[] {
   return [...names].sort();
 }
 
-/** The LB host names of the cluster's own names among `names` (names held with what they served before). */
+/** The LB host names of the cluster's own names among `names` (names held with what they served before); Gateway names' targets are not LB host names. */
 export function hostnamesServing(spec: ClusterSpec, names: ReadonlySet<string>): Set<string> {
   const held = new Set<string>();
   const targets = [
-    ...ROLE_TRAITS[spec.role].serves.flatMap((lb) => (names.has(lbRecordName(lb, spec.domain)) ? spec.lbs[lb] : [])),
+    ...ROLE_TRAITS[spec.role].serves.flatMap((lb) => (names.has(lbRecordName(lb, spec.domain)) ? lbEndpoints(spec, lb).endpoints : [])),
     ...(ROLE_TRAITS[spec.role].clusterNames ? spec.extraRecords.filter((r) => names.has(r.name)).flatMap((r) => r.targets) : []),
   ];
   for (const t of targets) if (t.kind === 'hostname') held.add(t.hostname);

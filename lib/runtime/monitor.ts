@@ -201,7 +201,8 @@ export class Monitor {
   /** The LB host names whose names are served with what they served before: a failing one of them still serves its last known good. */
   heldHostnames(): ReadonlySet<string> {
     const state = this.latest;
-    return state === undefined ? new Set() : hostnamesServing(state.spec, new Set(state.held.map((h) => h.name)));
+    // A name held over the limit is not served at all ("…; not served").
+    return state === undefined ? new Set() : hostnamesServing(state.spec, new Set(state.held.filter((h) => !h.reason.endsWith('; not served')).map((h) => h.name)));
   }
 
   /** Human-readable list of what keeps the state incomplete. */

@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rename, stat } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RecordSet } from '../model.js';
 import { renderDnsmasq, renderDnsmasqHosts } from '../render/dnsmasq.js';
@@ -37,6 +37,9 @@ export async function checkDnsmasqOutputs(dropIn: string, flag: string): Promise
   const dir = dnsmasqHostsDir(dropIn, flag);
   for (const [what, path, kind] of [[`${flag}'s hosts directory`, dir, 'directory'], [`${flag}'s staging directory`, stagingDir(dir), 'directory'], [`${flag}'s api-int hosts file`, join(dir, HOSTS_FILE), 'file']] as const) {
     const info = await stat(path).catch(() => null);
+    if (info === null && (await lstat(path).catch(() => null))?.isSymbolicLink() === true) {
+      throw new ConfigError(`${what} ${quote(path)} is a symlink whose target does not exist or loops; nothing was written. Remove it, or give ${flag} another path`);
+    }
     if (info !== null && !(kind === 'directory' ? info.isDirectory() : info.isFile())) {
       throw new ConfigError(`${what} ${quote(path)} exists and is not a ${kind}; nothing was written. Remove it, or give ${flag} another path`);
     }

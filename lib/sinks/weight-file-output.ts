@@ -29,7 +29,7 @@ export function writeWeightFile(path: string, blocks: readonly WeightBlock[]): P
 
 /** --diff: how the weight file would change; '' when it would not. */
 export async function weightFileDiff(path: string, blocks: readonly WeightBlock[]): Promise<string> {
-  const current = (await readInputFileIfPresent(path, { flag: 'the Gateway weight file' })) ?? '';
+  const current = (await readInputFileIfPresent(path, { flag: 'the Gateway weight file', maxBytes: 64 * 1024 * 1024 })) ?? '';
   const text = formatWeightFile(blocks);
   if (current === text) return '';
   const { unifiedDiff } = await import('../render/diff.js');

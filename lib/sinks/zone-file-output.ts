@@ -40,8 +40,10 @@ export async function zoneFileDiff(path: string, zone: string, records: string):
   const text = await readInputFileIfPresent(path, { flag: `the zone file of ${zone}`, maxBytes: 64 * 1024 * 1024 });
   const current = text === undefined ? undefined : parseZoneFile(text);
   if (current !== undefined && isZoneFile(text as string, zone, current.serial, records)) return '';
-  const before = current?.records ?? text ?? '';
   // Loaded here, as for the Corefile: only --diff needs the diff package.
   const { unifiedDiff } = await import('../render/diff.js');
+  // Same records under another header (an earlier release's, or edited): the whole file at its serial shows what a write changes.
+  if (current !== undefined && current.records === records) return unifiedDiff(text as string, formatZoneFile(zone, current.serial, records), path, `${path} (rendered)`);
+  const before = current?.records ?? text ?? '';
   return unifiedDiff(before === '' ? '' : `${before}\n`, records === '' ? '' : `${records}\n`, path, `${path} (rendered)`);
 }
