@@ -22,8 +22,6 @@ export const EVENT_REASONS = {
   hostUnresolvable: 'LBHostUnresolvable',
   /** A watch of the API failed and is retried. */
   watchFailed: 'WatchFailed',
-  /** The API server refused a status publish. */
-  publishRefused: 'PublishRefused',
   /** Another DNS server holds the port CoreDNS is to listen on. */
   portInUse: 'CoreDNSPortInUse',
 } as const;
