@@ -1,10 +1,11 @@
 import { Command, Option } from 'clipanion';
 import { parseFields, updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
 import { parseListenAddress } from '../lib/runtime/health-server.js';
-import { ClusterCommand, exampleOption } from './options.js';
+import { ClusterCommand } from './options.js';
 
 export class UpdateInfraStatusCommand extends ClusterCommand {
-  override example = exampleOption();
+  // Offered to be refused with the reason, rather than as an unknown option.
+  override example = Option.Boolean('--example', false, { description: "Refused: the built-in example cluster's addresses must never be published into a real cluster" });
   static override paths = [['update-infra-status']];
   static override usage = Command.Usage({
     description: 'Publish the LB IPs into the Infrastructure status',
