@@ -286,12 +286,17 @@ test('a misspelt command gets one line naming the commands it may be, exit 2', a
   assert.equal(more, []);
 });
 
-test('--diff with Gateway DNS shows a zone file whose records would change, exit 3, though the Corefile would not, and writes nothing', async () => {
-  const dir = join(root, 'gateway-diff');
+/** The example with a Gateway zone rendered into a directory of its own: the command line that did it, and its zone file. */
+async function renderedGatewayExample(name: string): Promise<{ args: string[]; zone: string }> {
+  const dir = join(root, name);
   await mkdir(dir);
   const args = ['render-corefile', '--example', '--gateway-zone', 'gw.example.com', '--out', join(dir, 'Corefile')];
   assert.is((await runLbdns(args)).code, 0);
-  const zone = join(dir, 'gw.example.com.zone');
+  return { args, zone: join(dir, 'gw.example.com.zone') };
+}
+
+test('--diff with Gateway DNS shows a zone file whose records would change, exit 3, though the Corefile would not, and writes nothing', async () => {
+  const { args, zone } = await renderedGatewayExample('gateway-diff');
   const unchanged = await runLbdns([...args, '--diff']);
   assert.is(unchanged.code, 0, unchanged.stdout);
   assert.is(unchanged.stdout, '');
@@ -311,11 +316,7 @@ test('a known command given two arguments says it takes one, exit 2', async () =
 });
 
 test('--diff shows a zone file whose records are the same but whose header a write would change, exit 3', async () => {
-  const dir = join(root, 'gateway-diff-header');
-  await mkdir(dir);
-  const args = ['render-corefile', '--example', '--gateway-zone', 'gw.example.com', '--out', join(dir, 'Corefile')];
-  assert.is((await runLbdns(args)).code, 0);
-  const zone = join(dir, 'gw.example.com.zone');
+  const { args, zone } = await renderedGatewayExample('gateway-diff-header');
   // The form of an earlier release: no NS line after the SOA.
   await writeFile(zone, (await readFile(zone, 'utf8')).replace(/^gw\.example\.com\. 30 IN NS ns\.lbdns\.invalid\.\n/m, ''));
   const r = await runLbdns([...args, '--diff']);

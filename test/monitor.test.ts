@@ -223,11 +223,18 @@ test('a state that did not reach disk is not what is served: a name that then lo
   });
 });
 
-test('a name grown past 16 addresses keeps its previous ones while a node change still reaches the sink', async () => {
+const big = 'big.example.net';
+
+/** A DNS server where the router LB has one address and `big` 17, one over the limit. */
+async function withBigLb(): Promise<DnsTestServer> {
   const dns = await startDnsServer();
-  const big = 'big.example.net';
   dns.set(ROUTER_LB, { A: ['10.0.1.30'] });
   dns.set(big, { A: Array.from({ length: 17 }, (_, i) => `10.0.2.${i + 1}`) });
+  return dns;
+}
+
+test('a name grown past 16 addresses keeps its previous ones while a node change still reaches the sink', async () => {
+  const dns = await withBigLb();
   await withMonitor(dns, clusterData([host(ROUTER_LB)]), 0, async (h) => {
     await firstStateServed(h);
     h.change(clusterData([host(big)]));
@@ -241,11 +248,8 @@ test('a name grown past 16 addresses keeps its previous ones while a node change
 });
 
 test('a name over 16 addresses from the start, with nothing served before, is left out while the rest is written', async () => {
-  const dns = await startDnsServer();
-  const big = 'big.example.net';
+  const dns = await withBigLb();
   const extra = `extra.apps.${DOMAIN}`;
-  dns.set(ROUTER_LB, { A: ['10.0.1.30'] });
-  dns.set(big, { A: Array.from({ length: 17 }, (_, i) => `10.0.2.${i + 1}`) });
   const withBig = { ...clusterData([host(ROUTER_LB)]), extraRecords: [{ name: extra, targets: [host(big)], source: 'dnsrecord/ns/big' }] };
   await withMonitor(dns, withBig, 0, async (h) => {
     await until('a state at the sink', () => h.calls.length > 0);
@@ -256,10 +260,7 @@ test('a name over 16 addresses from the start, with nothing served before, is le
 });
 
 test("a name held with its previous addresses names its LB host names as serving their last known good", async () => {
-  const dns = await startDnsServer();
-  const big = 'big.example.net';
-  dns.set(ROUTER_LB, { A: ['10.0.1.30'] });
-  dns.set(big, { A: Array.from({ length: 17 }, (_, i) => `10.0.2.${i + 1}`) });
+  const dns = await withBigLb();
   await withMonitor(dns, clusterData([host(ROUTER_LB)]), 0, async (h) => {
     await firstStateServed(h);
     assert.equal([...h.monitor.heldHostnames()], []);
