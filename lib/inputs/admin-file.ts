@@ -5,6 +5,9 @@ import { ConfigError, quote } from '../errors.js';
 /** Larger than any real config file or Corefile template; a bigger one is a mistake or an attack. */
 const INPUT_FILE_MAX_BYTES = 1024 * 1024;
 
+/** Far above what lbdns writes (a Corefile, a zone or weight file of every Gateway name): one it reads back is refused past this, not read whole. */
+export const OUTPUT_FILE_MAX_BYTES = 64 * 1024 * 1024;
+
 export interface InputFileRules {
   /** How the message names it: `--config`, `--template`, `kubeconfig`. */
   readonly flag: string;

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { readInputFile, readInputFileIfPresent } from '../inputs/admin-file.js';
+import { OUTPUT_FILE_MAX_BYTES, readInputFile, readInputFileIfPresent } from '../inputs/admin-file.js';
 import { checkDistinctOutputs, checkOutputPath, writeFileAtomic } from './atomic-write.js';
 import { checkDnsmasqOutputs, dnsmasqOutputs } from './dnsmasq-output.js';
 import { checkDnsmasqListen } from '../render/dnsmasq.js';
@@ -50,12 +50,9 @@ export function checkCorefileOutputs(out: string, gateway: { readonly weightFile
  * structural check: CoreDNS goes on serving the last good file while the API is away. A file
  * that fails the check is never passed off as last known good; no file, no keeping.
  */
-/** A Corefile lbdns wrote is far below this; `--out` naming a device or a huge file is refused, not read whole. */
-const COREFILE_MAX_BYTES = 64 * 1024 * 1024;
-
 export async function keepCorefile(out: string, unreachable: Error): Promise<{ readonly since: Date }> {
   // Read as an input: a FIFO or a device at --out is refused rather than waited on or read whole.
-  const text = await readInputFileIfPresent(out, { flag: '--out', maxBytes: COREFILE_MAX_BYTES });
+  const text = await readInputFileIfPresent(out, { flag: '--out', maxBytes: OUTPUT_FILE_MAX_BYTES });
   if (text === undefined) throw unreachable;
   const since = (await stat(out)).mtime;
   try {
@@ -72,7 +69,7 @@ export type Emitted = { readonly kind: 'stdout' } | { readonly kind: 'file'; rea
 export async function emitCorefile(text: string, out: string | undefined, diff: boolean, stdout: { write(s: string): unknown }): Promise<Emitted> {
   if (diff) {
     if (out === undefined || out === '-') throw new ConfigError('--diff compares with the file on disk: give --out FILE');
-    const current = (await readInputFileIfPresent(out, { flag: '--out', maxBytes: COREFILE_MAX_BYTES })) ?? '';
+    const current = (await readInputFileIfPresent(out, { flag: '--out', maxBytes: OUTPUT_FILE_MAX_BYTES })) ?? '';
     // Loaded here: only --diff needs the diff package.
     const { unifiedDiff } = await import('../render/diff.js');
     const d = unifiedDiff(current, text, out, `${out} (rendered)`);

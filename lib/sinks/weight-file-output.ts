@@ -3,7 +3,7 @@ import { ConfigError, quote } from '../errors.js';
 import type { WeightBlock } from '../model.js';
 import { formatWeightFile } from '../render/weight-file.js';
 import { writeFileAtomic, type WriteResult } from './atomic-write.js';
-import { readInputFileIfPresent } from '../inputs/admin-file.js';
+import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-file.js';
 
 const WEIGHT_FILE = 'Corefile.weights';
 
@@ -29,7 +29,7 @@ export function writeWeightFile(path: string, blocks: readonly WeightBlock[]): P
 
 /** --diff: how the weight file would change; '' when it would not. */
 export async function weightFileDiff(path: string, blocks: readonly WeightBlock[]): Promise<string> {
-  const current = (await readInputFileIfPresent(path, { flag: 'the Gateway weight file', maxBytes: 64 * 1024 * 1024 })) ?? '';
+  const current = (await readInputFileIfPresent(path, { flag: 'the Gateway weight file', maxBytes: OUTPUT_FILE_MAX_BYTES })) ?? '';
   const text = formatWeightFile(blocks);
   if (current === text) return '';
   const { unifiedDiff } = await import('../render/diff.js');

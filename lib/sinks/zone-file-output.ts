@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { readInputFileIfPresent } from '../inputs/admin-file.js';
+import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-file.js';
 import type { RecordSet } from '../model.js';
 import { formatZoneFile, isZoneFile, nextSerial, parseZoneFile } from '../render/zone-file.js';
 import { writeFileAtomic, type WriteResult } from './atomic-write.js';
@@ -37,7 +37,7 @@ export async function writeZoneFiles(recordSet: RecordSet, zones: ReadonlyMap<st
 
 /** --diff: how a zone's file would change, its records compared without the serial a write would give it; '' when it would not be written. */
 export async function zoneFileDiff(path: string, zone: string, records: string): Promise<string> {
-  const text = await readInputFileIfPresent(path, { flag: `the zone file of ${zone}`, maxBytes: 64 * 1024 * 1024 });
+  const text = await readInputFileIfPresent(path, { flag: `the zone file of ${zone}`, maxBytes: OUTPUT_FILE_MAX_BYTES });
   const current = text === undefined ? undefined : parseZoneFile(text);
   if (current !== undefined && isZoneFile(text as string, zone, current.serial, records)) return '';
   // Loaded here, as for the Corefile: only --diff needs the diff package.
