@@ -162,6 +162,15 @@ test('more than 16 addresses after resolution are refused, naming the record and
   }
 });
 
+test("a DNSRecord's name over 16 addresses is left out, not failing the set: API data never fails a render", () => {
+  const s = spec({ extraRecords: [{ name: `x.apps.${D}`, targets: [host('lb.example.net')], source: 'dnsrecord/ns/x' }] });
+  const v4 = Array.from({ length: 17 }, (_, i) => `10.0.0.${i + 100}`);
+  const { recordSet, empty, held } = buildRecordSet(s, resolutions({ hostname: 'lb.example.net', v4, v6: [], ttlSeconds: 60 }));
+  assert.not.ok(recordSet.names.some((n) => n.name === `x.apps.${D}`));
+  assert.ok(empty.includes(`x.apps.${D}`));
+  assert.ok(held.some((h) => h.name === `x.apps.${D}` && h.reason.endsWith('; not served')));
+});
+
 test('with the record set served before, a name whose new hostname has not resolved keeps its previous addresses', () => {
   const previous = buildRecordSet(spec(), new Map()).recordSet;
   const s = spec({ lbs: { ...spec().lbs, ingress: [host('router-b.example.net')] } });

@@ -113,6 +113,20 @@ test('a wildcard for the whole domain is refused with a warning: it would cover 
   assert.match(messages()[0] ?? '', `"*.${DOMAIN}." is a wildcard covering the cluster's API names`);
 });
 
+test("the cluster domain's apex is refused with a warning: its SOA and NS are the domain's DNS's", () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: `${DOMAIN}.`, recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
+  assert.equal(c.extraRecords, []);
+  assert.match(messages()[0] ?? '', `"${DOMAIN}." is the cluster domain itself`);
+});
+
+test("an Unmanaged record for an API name is not reported to the admin, with a warning: print-records would redirect the API", () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: `api.${DOMAIN}.`, recordType: 'A', targets: ['203.0.113.9'], dnsManagementPolicy: 'Unmanaged' })], warn, DOMAIN);
+  assert.equal(c.unmanaged, []);
+  assert.match(messages()[0] ?? '', `"api.${DOMAIN}." is one of the cluster's API names`);
+});
+
 test('names under the cluster domain, wildcard or not, are served without a warning', () => {
   const { warn, warnings } = collector();
   const c = dnsRecordsContribution(

@@ -15,7 +15,7 @@ import {
 } from '../model.js';
 import { acceptGatewayNames, type Refusal } from './gateway-names.js';
 import { GatewayRecordBook, type GatewayRecords } from './gateway-records.js';
-import { countByKind, sumTotals, type RecordSetTotals } from './source-kind.js';
+import { countByKind, sourceKind, sumTotals, type RecordSetTotals } from './source-kind.js';
 import { findName, mergeOrdered } from './specificity.js';
 
 export interface RecordSetResult {
@@ -54,7 +54,7 @@ export interface BuildOptions {
    * while they give more than 16 addresses does not stop every write.
    */
   readonly servedBefore?: readonly NameRecord[] | undefined;
-  /** A long-running monitor: a name over the limit with nothing to keep is left out, before its first write too, never failing the set. */
+  /** A long-running monitor: a name over the limit with nothing to keep is left out, before its first write too, never failing the set (a DNSRecord's name always is: API data never fails it). */
   readonly lasting?: boolean | undefined;
 }
 
@@ -129,7 +129,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       names.push(kept.source === source ? kept : { ...kept, source });
     } else if (count === 0) {
       empty.push(name);
-    } else if (count > LIMITS.maxIpsPerName && !options.previous && options.lasting !== true) {
+    } else if (count > LIMITS.maxIpsPerName && !options.previous && options.lasting !== true && sourceKind(source) === 'lb') {
       throw new ValidationError(name, [...v4, ...v6], problem as string, 'CoreDNS answers and the Infrastructure status carry at most 16; reduce the LB endpoints');
     } else if (count > LIMITS.maxIpsPerName) {
       held.push({ name, reason: `${problem as string}; not served` });

@@ -78,6 +78,12 @@ function nameOf(record: DNSRecord, object: string, warn: Warn): string | undefin
 function outOfScope(name: string, domain: string): string | undefined {
   const body = name.startsWith('*.') ? name.slice(2) : name;
   if (body !== domain && !body.endsWith(`.${domain}`)) return `is outside the cluster domain ${domain}`;
+  return apiNameClaim(name, domain);
+}
+
+/** A claim on the cluster's API names or on the domain's apex (its SOA, NS and the rest stay the domain's DNS's), for Unmanaged records too: the admin is given them. */
+function apiNameClaim(name: string, domain: string): string | undefined {
+  if (name === domain) return `is the cluster domain itself, whose apex records (SOA, NS) are the domain's DNS's`;
   const api = [`api.${domain}`, `api-int.${domain}`];
   if (api.includes(name)) return `is one of the cluster's API names (${api.join(', ')}), which only the API LBs answer for`;
   if (name === `*.${domain}`) return `is a wildcard covering the cluster's API names (${api.join(', ')}), which only the API LBs answer for`;
@@ -152,6 +158,11 @@ export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn
     if (name === undefined) continue;
     const ttl = ttlOf(record, object, warn);
     if (policy === 'Unmanaged') {
+      const claim = apiNameClaim(name, domain);
+      if (claim !== undefined) {
+        warnIgnored(warn, `${object} spec.dnsName`, record.spec?.dnsName, claim, 'record not reported');
+        continue;
+      }
       // Reported with what the admin's DNS must hold; a target lbdns could not vouch for is left out.
       const targets = targetsOf(record, object, warn) ?? [];
       unmanaged.push({ name, source, targets: targets.map((t) => t.item), ...(ttl === undefined ? {} : { ttl }) });
