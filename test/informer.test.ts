@@ -18,6 +18,17 @@ interface Watched {
   changes(): number;
 }
 
+/** The Nodes collection in pages of one, for a test's own list function. */
+const NODES_IN_PAGES_OF_ONE = { name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', pageSize: 1 } as const;
+
+/** A client of the cluster, and the resourceVersion its Nodes list is at. */
+async function pagedNodesOf(cluster: Awaited<ReturnType<typeof startCluster>>): Promise<{ kc: KubeConfig; resourceVersion: string }> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const { metadata } = await cluster.server.call<{ metadata: { resourceVersion: string } }>('GET', '/api/v1/nodes');
+  return { kc, resourceVersion: metadata.resourceVersion };
+}
+
 async function withNodes<C extends ClusterAccess & { close(): Promise<void> }>(start: () => Promise<C>, pageSize: number | undefined, body: (c: C, w: Watched) => Promise<void>, prepare?: (kc: KubeConfig) => void): Promise<void> {
   const cluster = await start();
   const kc = new KubeConfig();
@@ -211,21 +222,16 @@ const nodePage = (resourceVersion: string, name: string, token?: string) => ({
 
 test('the next page is asked for as soon as its token arrives, while the page before is still being read', async () => {
   const cluster = await startCluster({ nodes: {} });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  const { metadata } = await cluster.server.call<{ metadata: { resourceVersion: string } }>('GET', '/api/v1/nodes');
+  const { kc, resourceVersion } = await pagedNodesOf(cluster);
   const asked: (string | undefined)[] = [];
   let secondAsked: () => void = () => undefined;
   const second = new Promise<void>((resolve) => {
     secondAsked = resolve;
   });
-  const page = (name: string, token?: string) => nodePage(metadata.resourceVersion, name, token);
+  const page = (name: string, token?: string) => nodePage(resourceVersion, name, token);
   const collection = await watchCollection<KubernetesObject>({
+    ...NODES_IN_PAGES_OF_ONE,
     kc,
-    name: 'nodes',
-    what: 'list nodes',
-    path: '/api/v1/nodes',
-    pageSize: 1,
     list: async ({ continue: token, onContinue }) => {
       asked.push(token);
       if (token === undefined) {
@@ -253,17 +259,12 @@ test('the next page is asked for as soon as its token arrives, while the page be
 
 test('a list in pages asks for one page ahead, no more: at most two requests at once', async () => {
   const cluster = await startCluster({ nodes: {} });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  const { metadata } = await cluster.server.call<{ metadata: { resourceVersion: string } }>('GET', '/api/v1/nodes');
+  const { kc, resourceVersion } = await pagedNodesOf(cluster);
   let inFlight = 0;
   let most = 0;
   const collection = await watchCollection<KubernetesObject>({
+    ...NODES_IN_PAGES_OF_ONE,
     kc,
-    name: 'nodes',
-    what: 'list nodes',
-    path: '/api/v1/nodes',
-    pageSize: 1,
     list: async ({ continue: token, onContinue }) => {
       const n = token === undefined ? 0 : Number(token);
       most = Math.max(most, ++inFlight);
@@ -271,7 +272,7 @@ test('a list in pages asks for one page ahead, no more: at most two requests at 
       if (n < 5) onContinue?.(String(n + 1));
       await sleep(50);
       inFlight -= 1;
-      return nodePage(metadata.resourceVersion, `node-${n}`, n < 5 ? String(n + 1) : undefined);
+      return nodePage(resourceVersion, `node-${n}`, n < 5 ? String(n + 1) : undefined);
     },
     project: (obj) => nodeProjection(obj as V1Node),
     log: quiet,
