@@ -179,6 +179,19 @@ test('a DNSRecord outside the cluster domain or for api-int is not served, with 
   });
 });
 
+test("a DNSRecord for a node's name is not served, the node answering it, and the log says why", async () => {
+  await withCluster({}, async (c) => {
+    await c.server.create(dnsRecord('node-name', { dnsName: `master-0.${DOMAIN}.`, targets: ['10.0.1.99'] }));
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
+    assert.is(r.code, 0, r.stderr);
+    const answers = await readAnswers(c.out);
+    assert.not.ok(answers?.names.has(`master-0.${DOMAIN}`));
+    assert.equal(answers?.nodes.get('master-0'), ['10.0.0.5']);
+    const lines = logLines(r.stderr).map((l) => String(l.msg));
+    assert.ok(lines.includes(`master-0.${DOMAIN}: not served for dnsrecord/${DNSRECORD_NS}/node-name: it is the name of node master-0, which only the node's own addresses answer`), lines.join('\n'));
+  });
+});
+
 const ALL_BUT_SERVICES: RbacRule[] = [
   { verbs: ['get', 'list', 'watch'], apiGroups: ['config.openshift.io'], resources: ['infrastructures', 'dnses'] },
   { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['configmaps', 'nodes'] },

@@ -112,6 +112,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   // router LB lbdns already serves, and one naming anything else must not add to or outlive it.
   const lbNames = new Set(traits.serves.map((lb) => lbRecordName(lb, spec.domain)));
   if (traits.clusterNames) for (const extra of spec.extraRecords) if (!lbNames.has(extra.name)) add(extra.name, extra.targets, extra.source, extra.ttl);
+  if (traits.clusterNames) for (const m of spec.metNodes ?? []) notes.push({ name: m.name, note: `not served for ${m.source}: it ${m.name.startsWith('*.') ? 'covers' : 'is'} the name of node ${m.node}, which only the node's own addresses answer` });
 
   const names: NameRecord[] = [];
   const empty: string[] = [];
