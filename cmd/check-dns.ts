@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { checkDnsCommand } from '../lib/commands/check-dns.js';
-import { ClusterCommand, exampleOption } from './options.js';
+import { ClusterCommand, exampleOption, oneValue } from './options.js';
 
 export class CheckDnsCommand extends ClusterCommand {
   override example = exampleOption();
@@ -25,11 +25,11 @@ export class CheckDnsCommand extends ClusterCommand {
   };
 
   server = Option.Array('--server', { description: "The admin's DNS server to ask (repeatable; a row per server, and per address of a HOST, which the system resolver resolves once; default: the system resolvers)" });
-  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords,gateway (default all)' });
+  names = oneValue('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords,gateway (default all)' });
   warnOnly = Option.Boolean('--warn-only', false, { description: 'Print the same report but exit 0 on mismatches' });
-  output = Option.String('--output', 'table', { description: 'A table or JSON (default table)' });
-  timeout = Option.String('--timeout', '2s', { description: 'Per query try, 2 tries (default 2s; 500ms works)' });
-  appsHost = Option.String('--apps-host', { description: 'Ask HOST.apps.<domain> instead of a random name under apps (e.g. console-openshift-console)' });
+  output = oneValue('--output', 'table', { description: 'A table or JSON (default table)' });
+  timeout = oneValue('--timeout', '2s', { description: 'Per query try, 2 tries (default 2s; 500ms works)' });
+  appsHost = oneValue('--apps-host', { description: 'Ask HOST.apps.<domain> instead of a random name under apps (e.g. console-openshift-console)' });
 
   override async execute(): Promise<number> {
     return checkDnsCommand({

@@ -1,4 +1,4 @@
-import { Command, Option } from 'clipanion';
+import { Command, Option, UsageError } from 'clipanion';
 import type { ExitCode } from '../lib/errors.js';
 import type { RawConfig } from '../lib/inputs/config.js';
 import type { CommandInputs } from '../lib/commands/io.js';
@@ -9,6 +9,33 @@ import { LB_FLAGS, validateGatewayFlags, validateRole, validateUpstreams } from 
 import { parseEndpoints, validateDnsName, validateDomain, validateIp, validatePath, validateTtl } from '../lib/grammar/validate.js';
 import { parseDurationMs } from '../lib/grammar/go-duration.js';
 import { validateListen, validatePort } from '../lib/grammar/host-port.js';
+
+interface OptionState {
+  readonly options: readonly { readonly name: string }[];
+}
+
+interface StringFlag {
+  readonly description: string;
+}
+
+/**
+ * Option.String refusing a flag given twice: clipanion keeps the last value without a word,
+ * so `--ttl 30 --ttl 40` would serve 40 while the admin reads 30 in the manifest.
+ */
+export function oneValue(descriptor: string, opts: StringFlag): string | undefined;
+export function oneValue(descriptor: string, initial: string, opts: StringFlag): string;
+export function oneValue(descriptor: string, ...rest: [StringFlag] | [string, StringFlag]): string | undefined {
+  const option = (Option.String as (...args: unknown[]) => { transformer: (builder: unknown, key: string, state: OptionState, context: unknown) => unknown })(descriptor, ...rest);
+  const names = new Set(descriptor.split(','));
+  const transformer = option.transformer;
+  option.transformer = (builder, key, state, context) => {
+    const given = state.options.filter((o) => names.has(o.name));
+    if (given.length > 1) throw new UsageError(`${(given[0] as { name: string }).name} is given ${given.length} times; it takes one value`);
+    return transformer(builder, key, state, context);
+  };
+  // Clipanion reads the option from the field this lands in, whatever its declared type.
+  return option as unknown as string | undefined;
+}
 
 /**
  * Clipanion's run() prints a failing command's error to stdout; keeping the error here lets
@@ -32,25 +59,25 @@ export const exampleOption = (): boolean => Option.Boolean('--example', false, {
 
 /** The inputs every command shares: a config file and/or flags describing the cluster. */
 export abstract class InputCommand extends LbdnsCommand {
-  config = Option.String('--config', { description: 'YAML or JSON file with the same settings' });
+  config = oneValue('--config', { description: 'YAML or JSON file with the same settings' });
   /** Offered (exampleOption) by the commands that work on the example cluster; the monitor watches a real one. */
   example = false;
-  domain = Option.String('--domain', { description: "The cluster's base domain, e.g. mycluster.example.com" });
-  role = Option.String('--role', { description: 'What this node serves: control-plane and worker everything, bootstrap api-int and *.apps, apps-only *.apps (default control-plane)' });
+  domain = oneValue('--domain', { description: "The cluster's base domain, e.g. mycluster.example.com" });
+  role = oneValue('--role', { description: 'What this node serves: control-plane and worker everything, bootstrap api-int and *.apps, apps-only *.apps (default control-plane)' });
   apiLb = Option.Array('--api-lb', { description: 'The external API load balancer (repeatable)' });
   apiIntLb = Option.Array('--api-int-lb', { description: 'The internal API load balancer (repeatable)' });
   ingressLb = Option.Array('--ingress-lb', { description: 'The ingress load balancer, for *.apps (repeatable)' });
   node = Option.Array('--node', { description: 'A node record (repeatable; repeat a name for dual stack)' });
   upstream = Option.Array('--upstream', { description: 'An upstream resolver (repeatable; default: from --resolv-conf)' });
-  resolvConf = Option.String('--resolv-conf', { description: 'File the upstream resolvers come from (default /etc/resolv.conf)' });
+  resolvConf = oneValue('--resolv-conf', { description: 'File the upstream resolvers come from (default /etc/resolv.conf)' });
   dnsServer = Option.Array('--dns-server', { description: 'Where lbdns resolves LB host names (repeatable; default: the upstreams, else the system resolvers)' });
-  template = Option.String('--template', { description: 'Eta template file to render instead of the built-in one' });
-  ttl = Option.String('--ttl', { description: 'TTL of the served records (default 60)' });
-  reloadInterval = Option.String('--reload-interval', { description: 'CoreDNS reload interval, at least 2s (default 2s)' });
-  listen = Option.String('--listen', { description: "Where CoreDNS answers, [ADDR]:PORT (default :53: every address); e.g. :5353 behind the node's dnsmasq" });
-  reloadJitter = Option.String('--reload-jitter', { description: 'CoreDNS reload jitter, at least 1s (default 1s)' });
-  healthPort = Option.String('--health-port', { description: "Port of CoreDNS's /health endpoint (default 18080)" });
-  readyPort = Option.String('--ready-port', { description: "Port of CoreDNS's /ready endpoint (default 18181)" });
+  template = oneValue('--template', { description: 'Eta template file to render instead of the built-in one' });
+  ttl = oneValue('--ttl', { description: 'TTL of the served records (default 60)' });
+  reloadInterval = oneValue('--reload-interval', { description: 'CoreDNS reload interval, at least 2s (default 2s)' });
+  listen = oneValue('--listen', { description: "Where CoreDNS answers, [ADDR]:PORT (default :53: every address); e.g. :5353 behind the node's dnsmasq" });
+  reloadJitter = oneValue('--reload-jitter', { description: 'CoreDNS reload jitter, at least 1s (default 1s)' });
+  healthPort = oneValue('--health-port', { description: "Port of CoreDNS's /health endpoint (default 18080)" });
+  readyPort = oneValue('--ready-port', { description: "Port of CoreDNS's /ready endpoint (default 18181)" });
 
   /**
    * Checks each flag value that can be judged alone, before any file, DNS or API call, so a
@@ -114,18 +141,18 @@ export abstract class InputCommand extends LbdnsCommand {
 /** Commands that can read the cluster: kubeconfig and where the sources live. */
 export abstract class ClusterCommand extends InputCommand {
   kubeconfigArg = Option.String({ required: false, name: 'kubeconfig' });
-  kubeconfig = Option.String('--kubeconfig', { description: 'Read the cluster with this kubeconfig (same as the KUBECONFIG argument)' });
+  kubeconfig = oneValue('--kubeconfig', { description: 'Read the cluster with this kubeconfig (same as the KUBECONFIG argument)' });
   cluster = Option.Boolean('--cluster', false, { description: 'Read the cluster through KUBECONFIG or the pod service account' });
-  ingressService = Option.String('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'The router Service whose LB status gives the ingress IPs (default openshift-ingress/router-default)' });
-  lbConfig = Option.String('--lb-config', { description: 'The LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
-  waitTimeout = Option.String('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m)' });
-  apiPort = Option.String('--api-port', { description: 'On-prem: the port where a move of api-int is checked for a kube-apiserver (default 6443)' });
+  ingressService = oneValue('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'The router Service whose LB status gives the ingress IPs (default openshift-ingress/router-default)' });
+  lbConfig = oneValue('--lb-config', { description: 'The LB config ConfigMap (default openshift-<platform>-infra/lbconfigfordns)' });
+  waitTimeout = oneValue('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m)' });
+  apiPort = oneValue('--api-port', { description: 'On-prem: the port where a move of api-int is checked for a kube-apiserver (default 6443)' });
   apiIntSeed = Option.Array('--api-int-seed', { description: "Where to reach the API server when the kubeconfig names api-int and no Corefile serves it yet (a node's first boot): the internal API LB's IP or host name (repeatable); never served" });
   ignoreDnsType = Option.Boolean('--ignore-dns-type', false, { description: "Serve names even where the Infrastructure's cloudLoadBalancerConfig.dnsType is not ClusterHosted (PlatformDefault, the cloud's DNS, or not set)" });
   gatewayZone = Option.Array('--gateway-zone', { description: 'Serve Gateway DNS (Kuadrant DNSRecords, DNSPolicies of Gateways) for names in this zone (repeatable)' });
-  geoCode = Option.String('--geo-code', { description: "This cluster's geo for load-balanced Gateway names, as the DNSPolicies write it, any case (default: the default geo)" });
-  gatewayTtl = Option.String('--gateway-ttl', { description: "TTL of a DNSPolicy's simple records, leaves and weighted CNAMEs, as Kuadrant's DNS_DEFAULT_TTL (default 60)" });
-  gatewayLbTtl = Option.String('--gateway-lb-ttl', { description: "TTL of a load-balanced DNSPolicy's host and geo CNAMEs, as Kuadrant's DNS_DEFAULT_LB_TTL (default 300)" });
+  geoCode = oneValue('--geo-code', { description: "This cluster's geo for load-balanced Gateway names, as the DNSPolicies write it, any case (default: the default geo)" });
+  gatewayTtl = oneValue('--gateway-ttl', { description: "TTL of a DNSPolicy's simple records, leaves and weighted CNAMEs, as Kuadrant's DNS_DEFAULT_TTL (default 60)" });
+  gatewayLbTtl = oneValue('--gateway-lb-ttl', { description: "TTL of a load-balanced DNSPolicy's host and geo CNAMEs, as Kuadrant's DNS_DEFAULT_LB_TTL (default 300)" });
 
   override checkFlags(): void {
     super.checkFlags();

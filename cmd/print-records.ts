@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { printRecordsCommand } from '../lib/commands/print-records.js';
-import { ClusterCommand, exampleOption } from './options.js';
+import { ClusterCommand, exampleOption, oneValue } from './options.js';
 
 export class PrintRecordsCommand extends ClusterCommand {
   override example = exampleOption();
@@ -22,10 +22,10 @@ export class PrintRecordsCommand extends ClusterCommand {
     2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
   };
 
-  names = Option.String('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords,gateway (default all)' });
-  format = Option.String('--format', 'zone', { description: 'RFC 1035 zone lines, an nsupdate script or JSON (default zone)' });
+  names = oneValue('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords,gateway (default all)' });
+  format = oneValue('--format', 'zone', { description: 'RFC 1035 zone lines, an nsupdate script or JSON (default zone)' });
   cname = Option.Boolean('--cname', false, { description: "CNAME to the LB's host name instead of its current IPs, where the LB is exactly one host name" });
-  nsupdateServer = Option.String('--nsupdate-server', { description: 'The "server" line of the nsupdate script (default: none, nsupdate asks the zone\'s SOA)' });
+  nsupdateServer = oneValue('--nsupdate-server', { description: 'The "server" line of the nsupdate script (default: none, nsupdate asks the zone\'s SOA)' });
 
   override async execute(): Promise<number> {
     return printRecordsCommand({

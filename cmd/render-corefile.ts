@@ -1,7 +1,7 @@
 import { Command, Option } from 'clipanion';
 import { renderCorefileCommand } from '../lib/commands/render-corefile.js';
 import { validatePath } from '../lib/grammar/validate.js';
-import { ClusterCommand, exampleOption } from './options.js';
+import { ClusterCommand, exampleOption, oneValue } from './options.js';
 import { dnsmasqHostsDir } from '../lib/sinks/dnsmasq-output.js';
 import { ConfigError } from '../lib/errors.js';
 import { DNSMASQ_OUT_NEEDS_FILE } from '../lib/commands/render-corefile.js';
@@ -26,10 +26,10 @@ export class RenderCorefileCommand extends ClusterCommand {
     3: 'with --diff: the Corefile at --out, or a file beside it that it names, would change (the diff is printed); 0 when nothing would',
   };
 
-  out = Option.String('--out', { description: 'Where to write the Corefile, atomically (- or absent: stdout)' });
+  out = oneValue('--out', { description: 'Where to write the Corefile, atomically (- or absent: stdout)' });
   diff = Option.Boolean('--diff', false, { description: 'Show what would change in --out (and in the Gateway zone and weight files beside it) without writing' });
-  dnsmasqOut = Option.String('--dnsmasq-out', { description: "Also write the node dnsmasq's drop-in and api-int hosts file from the same data, after the Corefile (see render-dnsmasq); needs --out and --listen; not with --diff" });
-  ifUnreachable = Option.String('--if-unreachable', { description: 'keep: when the API server cannot be read within --wait-timeout, leave a Corefile at --out that passes the check as it is and exit 0 (default fail)' });
+  dnsmasqOut = oneValue('--dnsmasq-out', { description: "Also write the node dnsmasq's drop-in and api-int hosts file from the same data, after the Corefile (see render-dnsmasq); needs --out and --listen; not with --diff" });
+  ifUnreachable = oneValue('--if-unreachable', { description: 'keep: when the API server cannot be read within --wait-timeout, leave a Corefile at --out that passes the check as it is and exit 0 (default fail)' });
 
   override checkFlags(): void {
     super.checkFlags();

@@ -1,8 +1,8 @@
-import { Command, Option } from 'clipanion';
+import { Command } from 'clipanion';
 import { renderDnsmasqCommand } from '../lib/commands/render-dnsmasq.js';
 import { validatePath } from '../lib/grammar/validate.js';
 import { dnsmasqHostsDir } from '../lib/sinks/dnsmasq-output.js';
-import { ClusterCommand, exampleOption } from './options.js';
+import { ClusterCommand, exampleOption, oneValue } from './options.js';
 
 export class RenderDnsmasqCommand extends ClusterCommand {
   override example = exampleOption();
@@ -20,7 +20,7 @@ export class RenderDnsmasqCommand extends ClusterCommand {
     2: 'as render-corefile; no --out, or one that is not an absolute plain path; or --listen on port 53 (any address), where the node dnsmasq listens and would forward the cluster to itself',
   };
 
-  out = Option.String('--out', { description: 'Where to write the drop-in, atomically; the hosts file dnsmasq answers api-int from goes in a directory beside it (lbdns.conf: lbdns.hosts/)' });
+  out = oneValue('--out', { description: 'Where to write the drop-in, atomically; the hosts file dnsmasq answers api-int from goes in a directory beside it (lbdns.conf: lbdns.hosts/)' });
 
   override checkFlags(): void {
     super.checkFlags();

@@ -1,7 +1,7 @@
 import { Command, Option } from 'clipanion';
 import { parseFields, updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
 import { parseListenAddress } from '../lib/runtime/health-server.js';
-import { ClusterCommand } from './options.js';
+import { ClusterCommand, oneValue } from './options.js';
 
 export class UpdateInfraStatusCommand extends ClusterCommand {
   // Offered to be refused with the reason, rather than as an unknown option.
@@ -23,11 +23,11 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
     2: 'dnsType is PlatformDefault, or not set without --set-dns-type-cluster-hosted; the API server refused the patch, no Infrastructure, or RBAC refused',
   };
 
-  fields = Option.String('--fields', 'api,api-int,ingress', { description: 'The lists lbdns owns: a comma-separated subset of api,api-int,ingress (default all three)' });
+  fields = oneValue('--fields', 'api,api-int,ingress', { description: 'The lists lbdns owns: a comma-separated subset of api,api-int,ingress (default all three)' });
   dryRun = Option.Boolean('--dry-run', false, { description: 'Print the status patch instead of sending it' });
   watch = Option.Boolean('--watch', false, { description: 'Keep the status current as the sources change, until SIGTERM' });
   setDnsType = Option.Boolean('--set-dns-type-cluster-hosted', false, { description: "Where the cluster's cloudLoadBalancerConfig.dnsType is not set, set it to ClusterHosted with the first write: the cluster's DNS is then the cluster's own, for good (the field is immutable)" });
-  metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18083', { description: 'Where /healthz, /readyz and /metrics listen, with --watch (default 127.0.0.1:18083)' });
+  metricsAddr = oneValue('--metrics-addr', '127.0.0.1:18083', { description: 'Where /healthz, /readyz and /metrics listen, with --watch (default 127.0.0.1:18083)' });
 
   override checkFlags(): void {
     super.checkFlags();

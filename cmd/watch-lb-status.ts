@@ -1,8 +1,8 @@
-import { Command, Option } from 'clipanion';
+import { Command } from 'clipanion';
 import { watchLbStatusCommand } from '../lib/commands/watch-lb-status.js';
 import { validatePath } from '../lib/grammar/validate.js';
 import { parseListenAddress } from '../lib/runtime/health-server.js';
-import { ClusterCommand } from './options.js';
+import { ClusterCommand, oneValue } from './options.js';
 import { dnsmasqHostsDir } from '../lib/sinks/dnsmasq-output.js';
 
 export class WatchLbStatusCommand extends ClusterCommand {
@@ -19,9 +19,9 @@ export class WatchLbStatusCommand extends ClusterCommand {
     2: 'while starting only, as render-corefile, or a --metrics-addr it cannot listen on',
   };
 
-  out = Option.String('--out', { description: 'The Corefile CoreDNS reads; rewritten atomically on change' });
-  dnsmasqOut = Option.String('--dnsmasq-out', { description: "Also keep the node dnsmasq's drop-in current (see render-dnsmasq); needs --listen" });
-  metricsAddr = Option.String('--metrics-addr', '127.0.0.1:18082', { description: 'Where /healthz, /readyz and /metrics listen (default 127.0.0.1:18082)' });
+  out = oneValue('--out', { description: 'The Corefile CoreDNS reads; rewritten atomically on change' });
+  dnsmasqOut = oneValue('--dnsmasq-out', { description: "Also keep the node dnsmasq's drop-in current (see render-dnsmasq); needs --listen" });
+  metricsAddr = oneValue('--metrics-addr', '127.0.0.1:18082', { description: 'Where /healthz, /readyz and /metrics listen (default 127.0.0.1:18082)' });
 
   override checkFlags(): void {
     super.checkFlags();

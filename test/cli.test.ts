@@ -315,6 +315,19 @@ test('a known command given two arguments says it takes one, exit 2', async () =
   assert.match(r.stderr, /^lbdns: lbdns render-corefile takes at most one argument besides its options \(the kubeconfig\)\nRun "lbdns render-corefile --help" for usage\.\n$/);
 });
 
+test('a one-value flag given twice exits 2 naming it, whatever form each takes', async () => {
+  const r = await runLbdns(['render-corefile', '--example', '--ttl', '30', '--ttl=40']);
+  assert.is(r.code, 2);
+  assert.is(r.stdout, '');
+  assert.match(r.stderr, /^lbdns: --ttl is given 2 times; it takes one value\nRun "lbdns render-corefile --help" for usage\.\n$/);
+});
+
+test('a repeatable flag given twice takes both values', async () => {
+  const r = await runLbdns(['render-corefile', '--example', '--upstream', '192.0.2.53', '--upstream', '192.0.2.54']);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^\s*forward \. 192\.0\.2\.53 192\.0\.2\.54 \{$/m);
+});
+
 test('--diff shows a zone file whose records are the same but whose header a write would change, exit 3', async () => {
   const { args, zone } = await renderedGatewayExample('gateway-diff-header');
   // The form of an earlier release: no NS line after the SOA.
