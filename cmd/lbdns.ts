@@ -5,7 +5,17 @@
 // arenas, not one per thread: with 10,000 Gateway hosts a monitor otherwise holds 180 MiB where
 // it needs 115. V8 reads its flags and glibc its variable only at start-up, so they are here
 // and not in code (bench/RESULTS.md, api-scale and gateway-scale).
+import { EXIT, exitCodeOf, failureMessage } from '../lib/errors.js';
+import { templateRejection } from '../lib/render/corefile.js';
 import { runCli } from './cli.js';
+
+// A promise that fails with nothing waiting for it ends lbdns with one line, as any failure
+// does, not Node's stack: an admin's template can leave one.
+process.on('unhandledRejection', (reason) => {
+  const err = templateRejection(reason) ?? reason;
+  process.stderr.write(`lbdns: error: ${failureMessage(err, process.env.LBDNS_LOG_LEVEL === 'debug')}\n`);
+  process.exit(err === reason ? EXIT.runtime : exitCodeOf(err));
+});
 
 // Exit with the command's code even if something still waits: a monitor stopped while it was
 // starting may leave an API retry timer that would otherwise hold the process for minutes.

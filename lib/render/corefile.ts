@@ -27,18 +27,32 @@ const MAX_COREFILE_CHARS = 32 * 2 ** 20;
 
 /**
  * vm's watchdog stops whatever JavaScript runs inside runInContext, the template's function
- * included. Made at the first custom render: a context costs a few milliseconds of start-up.
+ * included. An admin's template is also made a function of this context, whose globals are
+ * JavaScript's alone: no `process`, `require` or timers, so a template can neither end lbdns
+ * nor leave code running after its render; it fails with a line instead. Not a security
+ * boundary (Node's vm is none): the template is the admin's. Made at the first custom render,
+ * as a context costs a few milliseconds of start-up.
  */
 let runner: { readonly sandbox: Context; readonly script: Script } | undefined;
 
-function withinTimeLimit(render: () => unknown): unknown {
+function sandbox(): { readonly sandbox: Context; readonly script: Script } {
   runner ??= { sandbox: createContext({ render: (): unknown => undefined }), script: new Script('render()') };
-  const { sandbox, script } = runner;
-  sandbox.render = render;
+  return runner;
+}
+
+/** The template's eta function, made in the sandbox's realm (eta.compile has already checked its syntax). */
+function inSandbox(template: string): ReturnType<Eta['compile']> {
+  const code = `(function (${eta.config.varName}, options) {\n${eta.compileToString(template)}\n})`;
+  return new Script(code, { filename: 'template' }).runInContext(sandbox().sandbox) as ReturnType<Eta['compile']>;
+}
+
+function withinTimeLimit(render: () => unknown): unknown {
+  const { sandbox: context, script } = sandbox();
+  context.render = render;
   try {
-    return script.runInContext(sandbox, { timeout: TEMPLATE_TIME_LIMIT_MS });
+    return script.runInContext(context, { timeout: TEMPLATE_TIME_LIMIT_MS });
   } finally {
-    sandbox.render = () => undefined;
+    context.render = () => undefined;
   }
 }
 
@@ -78,9 +92,21 @@ function compile(template: string, source: string) {
     } catch (err) {
       throw compileError(template, source, err);
     }
+    if (source !== 'builtin') fn = inSandbox(template);
     compiled.set(template, fn);
   }
   return fn;
+}
+
+/**
+ * A rejection nothing handled, as the error to exit with when an admin's template left it: a
+ * promise the template made fails after its render has returned, so only its stack, with the
+ * sandbox's `template` frames, says where it came from.
+ */
+export function templateRejection(reason: unknown): RenderError | undefined {
+  const stack = (reason as { stack?: unknown } | null)?.stack;
+  if (typeof stack !== 'string' || !/^\s+at .*\(template:\d+:\d+\)$/m.test(stack)) return undefined;
+  return new RenderError(`the template left a promise that failed after its render: ${String((reason as { message?: unknown }).message)}`);
 }
 
 /** A failure while the template ran, with the line eta recorded and the original error's message. */
@@ -90,7 +116,8 @@ function runtimeError(source: string, err: unknown): RenderError {
   }
   const e = err as Error;
   const line = /^line (\d+)\n/.exec(e.message)?.[1];
-  const cause = e.cause instanceof Error ? e.cause.message : e.message;
+  // The cause comes from the sandbox's realm, whose Error is not this one's.
+  const cause = typeof (e.cause as Error | undefined)?.message === 'string' ? (e.cause as Error).message : e.message;
   return new RenderError(`template ${source}${line === undefined ? '' : ` line ${line}`} failed: ${cause}`);
 }
 
