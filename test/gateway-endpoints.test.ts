@@ -143,6 +143,17 @@ test("a labelled Kuadrant DNSRecord being deleted is served until it is gone, as
   assert.equal(owners.flatMap((o) => o.endpoints.map((x) => [x.dnsName, x.targets])), [['x.example.com', ['192.0.2.1']]]);
 });
 
+test("a Kuadrant DNSRecord endpoint whose recordTTL is a string, not the CRD's int64, is not served, with a warning", () => {
+  const record = {
+    metadata: { namespace: 'ns', name: 'r', creationTimestamp: '2026-01-01T00:00:00Z', labels: { 'kuadrant.io/coredns-zone-name': 'example.com' } },
+    spec: { rootHost: 'x.example.com', endpoints: [{ dnsName: 'x.example.com', recordType: 'A', targets: ['192.0.2.1'], recordTTL: '60' }] },
+  };
+  const warnings: string[] = [];
+  const { owners } = kuadrantRecordEndpoints([record], ['example.com'], (msg) => warnings.push(msg));
+  assert.equal(owners.flatMap((o) => o.endpoints), []);
+  assert.ok(warnings.some((w) => w.includes('recordTTL') && w.includes('is not a number')), warnings.join('\n'));
+});
+
 const address = (endpoint: Endpoint, value = endpoint.kind === 'ip' ? endpoint.ip : endpoint.hostname) => ({ endpoint, value });
 type PolicySpec = Parameters<typeof dnsPolicyEndpoints>[0]['policies'][number];
 const policy = (name: string, created: string, sectionName?: string, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): PolicySpec => ({

@@ -71,6 +71,11 @@ function endpointOf(item: unknown, where: string, warn: Warn): KuadrantEndpoint 
     warnIgnored(warn, `${where}.recordType`, type, 'is not A, AAAA or CNAME', 'endpoint not served');
     return undefined;
   }
+  // The CRD's int64: a string of digits is no TTL from the API, whatever the flags' grammar takes.
+  if (raw.recordTTL !== undefined && typeof raw.recordTTL !== 'number') {
+    warnIgnored(warn, `${where}.recordTTL`, raw.recordTTL, 'is not a number', 'endpoint not served');
+    return undefined;
+  }
   const ttl = raw.recordTTL === undefined || raw.recordTTL === 0 ? DEFAULTS.gatewayTtls.ttl : validated(`${where}.recordTTL`, raw.recordTTL, warn, () => validateIntInRange(`${where}.recordTTL`, raw.recordTTL, LIMITS.minTtl, LIMITS.maxTtl), 'endpoint not served');
   if (ttl === undefined) return undefined;
   const setIdentifier = raw.setIdentifier ?? '';
