@@ -281,7 +281,10 @@ test('a temp file left by a writer killed between create and rename is removed o
     // A real process, SIGKILLed while it holds its temp file open: what it leaves is what a crash leaves.
     const script = `import { open } from 'node:fs/promises'; const h = await open(${JSON.stringify(join(dir, 'NAME'))}, 'wx', 0o600); await h.write('half'); process.stdout.write('ready'); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script.replace('NAME', tempFileName('Corefile', 4243))], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.once('data', () => resolve());
+      child.once('exit', (code) => reject(new Error(`the writer exited (${code}) before it held its temp file`)));
+    });
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
     const [left] = await leftovers(dir, 'Corefile');

@@ -54,7 +54,8 @@ async function promtool(args: string[], input?: string): Promise<{ code: number;
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
   const code = await new Promise<number>((resolve, reject) => {
     child.on('error', reject);
-    child.on('exit', (c) => resolve(c ?? -1));
+    // close, not exit: after its output has been read whole.
+    child.on('close', (c) => resolve(c ?? -1));
   });
   return { code, out };
 }
@@ -157,8 +158,11 @@ test("the monitor's /metrics passes promtool check metrics, but for prom-client'
   assert.not.ok(text.includes('lbdns_infrastructure_status_in_sync'), "the monitor does not export update-infra-status's gauge");
   const r = await promtool(['check', 'metrics'], text);
   // prom-client's default metrics name three gauges lbdns_nodejs_active_*_total; lbdns cannot rename them.
-  const problems = r.out.split('\n').filter((l) => l.trim() !== '' && !/^lbdns_nodejs_active_\w+_total non-counter metrics should not have "_total" suffix$/.test(l));
+  const lines = r.out.split('\n').filter((l) => l.trim() !== '');
+  const problems = lines.filter((l) => !/^lbdns_nodejs_active_\w+_total non-counter metrics should not have "_total" suffix$/.test(l));
   assert.equal(problems, []);
+  // promtool exits 3 for lint problems alone, 1 when it could not read the metrics.
+  assert.is(r.code, lines.length > 0 ? 3 : 0, r.out);
 });
 
 test("the counters the alerts read with increase() are exported from 0 before their first count: a refused name and a watch restart", async () => {

@@ -84,7 +84,10 @@ export async function renderAndServe(args: readonly string[]): Promise<RenderedC
     await rm(dir, { recursive: true, force: true });
     throw new Error(`render-corefile exited ${rendered.code}: ${rendered.stderr}`);
   }
-  const server = await startCoreDns(corefile, { port });
+  const server = await startCoreDns(corefile, { port }).catch(async (err: unknown) => {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
   return {
     ...server,
     dir,
