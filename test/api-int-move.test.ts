@@ -12,6 +12,7 @@ import { createLogger } from '../lib/runtime/log.js';
 import { probeApiServer, type ApiProbeError } from '../lib/sinks/api-int-probe.js';
 import type { Endpoint } from '../lib/model.js';
 import { readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { dump as toYaml, load as parseYaml } from 'js-yaml';
 import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
 import { runLbdns } from './support/run-cli.js';
@@ -182,6 +183,23 @@ test("on-prem, a pod restarted after a verified move serves the moved address fr
     const restarted = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', '10.0.0.2']);
     assert.is(restarted.code, 0, restarted.stderr);
     assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), ['A 127.0.0.2']);
+  });
+});
+
+test("on-prem, render-dnsmasq run again after a verified move keeps the moved address its hosts file served, though not re-verified yet", async () => {
+  await withOnPrem({ switches: true }, async (c) => {
+    await c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.2' }));
+    const dropIn = join(dirname(c.out), 'lbdns.conf');
+    const hosts = join(dirname(c.out), 'lbdns.hosts', 'api-int');
+    const args = ['render-dnsmasq', c.kubeconfig, '--listen', '127.0.0.1:5353', '--out', dropIn, '--upstream', '10.0.0.2'];
+    const first = await runLbdns(args);
+    assert.is(first.code, 0, first.stderr);
+    assert.match(await readFile(hosts, 'utf8'), new RegExp(`^${API_VIP.replaceAll('.', '\\.')} api-int\\.`, 'm'), 'a first boot serves the VIP until the move is verified');
+    // What an earlier run that verified the move wrote: 127.0.0.2, where no kube-apiserver answers now.
+    await writeFile(hosts, (await readFile(hosts, 'utf8')).replace(`${API_VIP} api-int.`, '127.0.0.2 api-int.'));
+    const again = await runLbdns(args);
+    assert.is(again.code, 0, again.stderr);
+    assert.match(await readFile(hosts, 'utf8'), /^127\.0\.0\.2 api-int\./m);
   });
 });
 

@@ -7,6 +7,7 @@ import { loadKubeConfig, pinServer } from '../kube/client.js';
 import { readFile } from 'node:fs/promises';
 import { readServedBefore } from '../sinks/served-before.js';
 import { zoneFilePaths } from '../sinks/zone-file-output.js';
+import { dnsmasqServedFor } from '../sinks/dnsmasq-output.js';
 import { canonicalIp } from '../grammar/ip.js';
 import { addressesServedFor } from '../render/corefile-check.js';
 import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-identity-read.js';
@@ -67,6 +68,8 @@ export interface ClusterContext {
   /** What the cluster's DNS switch says, in words, for `display`; undefined off AWS, GCP and Azure. */
   readonly dnsType: string | undefined;
   readonly apiPort: number;
+  /** See PrepareOptions.dnsmasqOut. */
+  readonly dnsmasqOut?: string | undefined;
 }
 
 export interface PrepareOptions {
@@ -74,6 +77,8 @@ export interface PrepareOptions {
   readonly upstreams?: boolean;
   /** Checks the merged local config before the cluster is contacted, so a missing setting fails at once. */
   readonly check?: (raw: RawConfig) => void | Promise<void>;
+  /** The node dnsmasq's drop-in this command writes: its hosts file says what api-int was served when no Corefile does. */
+  readonly dnsmasqOut?: string | undefined;
 }
 
 /**
@@ -112,9 +117,16 @@ function checkDnsType(infra: Infrastructure | undefined, ignore: boolean, log: L
 
 /**
  * The addresses lbdns itself serves for `host`, when the kubeconfig names one of its names:
- * from the flags or config file (api-int.*, api.*), else from the Corefile already at --out.
+ * from the flags or config file (api-int.*, api.*), else from the Corefile already at --out,
+ * else, for api-int, from the node dnsmasq's hosts file beside `dnsmasqOut`.
  */
-async function servedAddresses(host: string, raw: RawConfig): Promise<{ readonly addresses: string[]; readonly from: string }> {
+async function servedAddresses(host: string, raw: RawConfig, dnsmasqOut: string | undefined): Promise<{ readonly addresses: string[]; readonly from: string }> {
+  const served = await servedByLbdns(host, raw);
+  if (served.addresses.length > 0 || dnsmasqOut === undefined || !host.startsWith('api-int.')) return served;
+  return { addresses: await dnsmasqServedFor(dnsmasqOut, '--out', host), from: dnsmasqOut };
+}
+
+async function servedByLbdns(host: string, raw: RawConfig): Promise<{ readonly addresses: string[]; readonly from: string }> {
   const local = host.startsWith('api-int.') ? raw.loadBalancers?.apiInt : host.startsWith('api.') ? raw.loadBalancers?.api : undefined;
   const inDomain = raw.domain === undefined || host.endsWith(`.${raw.domain.toLowerCase().replace(/\.$/, '')}`);
   const fromFlags = inDomain ? (local ?? []).flatMap((v) => canonicalIp(v) ?? []) : [];
@@ -135,12 +147,12 @@ async function servedAddresses(host: string, raw: RawConfig): Promise<{ readonly
  * configure: after a full cluster shutdown, nothing would ever start. lbdns then connects to
  * the address it serves for that name, the name staying the TLS server name. An IP is used as is.
  */
-async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, seed: readonly Endpoint[], log: Logger): Promise<void> {
+async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, seed: readonly Endpoint[], dnsmasqOut: string | undefined, log: Logger): Promise<void> {
   const server = kc.getCurrentCluster()?.server;
   if (server === undefined) return;
   const host = new URL(server).hostname.toLowerCase();
   if (canonicalIp(host.replace(/^\[|\]$/g, '')) !== null) return;
-  const { addresses, from } = await servedAddresses(host, raw);
+  const { addresses, from } = await servedAddresses(host, raw, dnsmasqOut);
   const [address] = addresses;
   if (address !== undefined) {
     pinServer(kc, address);
@@ -176,7 +188,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
   const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });
-  await pinToServedAddress(kc, raw, flags.apiIntSeed ?? [], log);
+  await pinToServedAddress(kc, raw, flags.apiIntSeed ?? [], opts.dnsmasqOut, log);
   const identity = await readClusterIdentity(kc, log, Date.now() + flags.waitTimeoutMs);
   // Commands that serve no DNS (print-records, check-dns, update-infra-status) read the switch their own way, or not at all.
   const dnsType = opts.upstreams === false ? undefined : checkDnsType(identity.infrastructure, flags.ignoreDnsType === true, log);
@@ -193,7 +205,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   }
   if (identity.onPrem !== undefined) log.info('on-prem platform: api, api-int and *.apps come from the Infrastructure VIPs', { platform: identity.onPrem });
   else if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: platformType ?? 'unknown' });
-  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig, dnsType, apiPort: flags.apiPort ?? DEFAULT_API_PORT };
+  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig, dnsType, apiPort: flags.apiPort ?? DEFAULT_API_PORT, dnsmasqOut: opts.dnsmasqOut };
 }
 
 export interface PipelineOptions {
@@ -238,7 +250,7 @@ async function apiIntGate(ctx: ClusterContext, log: Logger, schedule: () => void
   const ca = await clusterCa(ctx.kc);
   const serverName = `api-int.${ctx.spec.domain}`;
   const port = ctx.apiPort;
-  const servedBefore = (await servedAddresses(serverName, { ...ctx.raw, loadBalancers: {} })).addresses;
+  const servedBefore = (await servedAddresses(serverName, { ...ctx.raw, loadBalancers: {} }, ctx.dnsmasqOut)).addresses;
   return new ApiIntGate({
     servedBefore: servedBefore.length === 1 ? servedBefore[0] : undefined,
     probe: (ip) =>

@@ -20,7 +20,7 @@ export async function renderDnsmasqCommand(opts: RenderDnsmasqOptions): Promise<
   if (opts.out === undefined || opts.out === '-') throw new ConfigError('--out is required: the drop-in names the hosts directory lbdns keeps beside it, for api-int');
   await checkDnsmasqOutputs(opts.out, '--out');
   // Before the cluster or DNS is asked: CoreDNS's port is the flags' alone.
-  const state = await gatherOnce(opts, opts.cluster, log, { check: (raw) => checkDnsmasqListen(listenOf(raw).listen ?? DEFAULTS.listen) });
+  const state = await gatherOnce(opts, opts.cluster, log, { check: (raw) => checkDnsmasqListen(listenOf(raw).listen ?? DEFAULTS.listen), dnsmasqOut: opts.out });
   const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet, state.withheld, '--out');
   log.info(dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: dropIn.path, hosts: hosts.path });
   return EXIT.ok;

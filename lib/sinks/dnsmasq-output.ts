@@ -4,6 +4,8 @@ import type { RecordSet } from '../model.js';
 import { renderDnsmasq, renderDnsmasqHosts } from '../render/dnsmasq.js';
 import { checkOutputPath, writeFileAtomic, type Output, type WriteResult } from './atomic-write.js';
 import { ConfigError, quote } from '../errors.js';
+import { canonicalIp } from '../grammar/ip.js';
+import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-file.js';
 
 /**
  * The directory the drop-in names as its `hostsdir`, beside it: `lbdns.conf` → `lbdns.hosts`.
@@ -66,6 +68,20 @@ async function writeHostsFile(dir: string, content: string): Promise<WriteResult
     await handle.close();
   }
   return { written: true, path: target };
+}
+
+/**
+ * The addresses the hosts file beside `dropIn` answers `host` with: what the node's dnsmasq
+ * served before this process, read back as the Corefile's templates are. None when there is
+ * no such file yet.
+ */
+export async function dnsmasqServedFor(dropIn: string, flag: string, host: string): Promise<string[]> {
+  const path = join(dnsmasqHostsDir(dropIn, flag), HOSTS_FILE);
+  const text = (await readInputFileIfPresent(path, { flag: `${flag}'s api-int hosts file`, maxBytes: OUTPUT_FILE_MAX_BYTES })) ?? '';
+  return text.split('\n').flatMap((line) => {
+    const [ip = '', name, ...rest] = line.trim().split(/\s+/);
+    return name === host && rest.length === 0 ? (canonicalIp(ip) ?? []) : [];
+  });
 }
 
 /** The hosts file, then the drop-in that names its directory: dnsmasq finds the file whole when it starts. */
