@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import type { ClusterData } from '../lib/sources/cluster-data.js';
 import type { Fields, Logger } from '../lib/runtime/log.js';
 import type { ClusterSpec, Endpoint, LbName, NodeEntry } from '../lib/model.js';
-import { Monitor, type DesiredState } from '../lib/runtime/monitor.js';
+import { Monitor, type DesiredState, type MonitorOptions } from '../lib/runtime/monitor.js';
 import type { ClusterSources } from '../lib/sources/cluster-sources.js';
 import { ResolutionCache } from '../lib/resolve/resolution-cache.js';
 import { HostResolver } from '../lib/resolve/host-resolver.js';
@@ -58,7 +58,7 @@ interface Harness {
 }
 
 /** Runs `body` against a monitor whose sink takes `sinkMs`, stopping it and the DNS server whatever happens. */
-async function withMonitor(dns: DnsTestServer, initial: ClusterData, sinkMs: number, body: (h: Harness) => Promise<void>): Promise<void> {
+async function withMonitor(dns: DnsTestServer, initial: ClusterData, sinkMs: number, body: (h: Harness) => Promise<void>, restart: Pick<MonitorOptions, 'servedBefore' | 'restartHoldMs'> = {}): Promise<void> {
   let data = initial;
   const sources: ClusterSources = { data: () => data, synced: () => true, unsynced: () => [], stop: async () => undefined };
   const logs: LogLine[] = [];
@@ -86,7 +86,7 @@ async function withMonitor(dns: DnsTestServer, initial: ClusterData, sinkMs: num
     }
     return reach;
   };
-  const m = new Monitor({ local: LOCAL, localSays: LOCAL_SAYS, sources, resolutions, log, sink });
+  const m = new Monitor({ local: LOCAL, localSays: LOCAL_SAYS, sources, resolutions, log, sink, ...restart });
   monitor = m;
   try {
     m.schedule();
@@ -203,6 +203,22 @@ test('an LB hostname replaced by one that SERVFAILs keeps its previous addresses
     await until('the new address at the sink', () => served(h.calls.at(-1), APPS)?.[0] === '10.0.1.31');
     assert.equal(served(h.calls.at(-1), APPS), ['10.0.1.31']);
   });
+});
+
+test('after a restart, a name one of whose two LB host names does not answer yet serves what it served before besides the other, until the hold ends', async () => {
+  const dns = await startDnsServer();
+  const second = 'router-b.elb.example.net';
+  dns.set(ROUTER_LB, { A: ['10.0.1.30'] });
+  dns.set(second, { A: ['10.0.1.31'] });
+  dns.fail(second, 'servfail');
+  const servedBefore = [{ name: APPS, v4: ['10.0.1.30', '10.0.1.31'], v6: [], source: 'ingress' }];
+  await withMonitor(dns, clusterData([host(ROUTER_LB), host(second)]), 0, async (h) => {
+    await until('the first state at the sink', () => h.calls.length > 0);
+    assert.equal(served(h.calls[0], APPS), ['10.0.1.30', '10.0.1.31'], 'what the files served stays whole');
+    assert.ok(h.calls[0]?.held.some((x) => x.name === APPS && x.reason.includes(second)), JSON.stringify(h.calls[0]?.held));
+    // A host name that never answers again does not keep its old addresses for good.
+    await until('the hold ended', () => JSON.stringify(served(h.calls.at(-1), APPS)) === JSON.stringify(['10.0.1.30']), 3000);
+  }, { servedBefore, restartHoldMs: 400 });
 });
 
 test('a state that did not reach disk is not what is served: a name that then loses its addresses keeps those on disk', async () => {

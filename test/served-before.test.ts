@@ -113,6 +113,21 @@ test('a cluster name whose LB host name gives more than 16 addresses at the star
   assert.ok(recordSet.names.some((n) => n.name === `api-int.${base.domain}`));
 });
 
+test('a cluster name of two LB host names, one with no answer yet, keeps what it served before besides the resolved one while the hold lasts, and serves the resolved one alone after', () => {
+  const base = specFromConfig(EXAMPLE_CONFIG, ['127.0.0.1']);
+  const [h1, h2] = ['router-a.elb.example.org', 'router-b.elb.example.org'];
+  const cluster = { ...base, lbs: { ...base.lbs, ingress: [{ kind: 'hostname' as const, hostname: h1 }, { kind: 'hostname' as const, hostname: h2 }] } };
+  const apps = `*.apps.${base.domain}`;
+  const resolutions = new Map<string, Resolution>([[h1, { hostname: h1, v4: ['198.51.100.3'], v6: [] } as unknown as Resolution]]);
+  const servedBefore = [{ name: apps, v4: ['198.51.100.1', '198.51.100.2'], v6: [], source: 'ingress' }];
+  const during = buildRecordSet(cluster, resolutions, { servedBefore, holdUnresolved: true });
+  assert.equal(during.recordSet.names.find((n) => n.name === apps)?.v4, ['198.51.100.1', '198.51.100.2', '198.51.100.3']);
+  assert.ok(during.held.some((x) => x.name === apps && x.reason.includes(h2)));
+  const after = buildRecordSet(cluster, resolutions, { servedBefore });
+  assert.equal(after.recordSet.names.find((n) => n.name === apps)?.v4, ['198.51.100.3']);
+  assert.equal(after.held, []);
+});
+
 test('no Corefile, or one that does not parse, reads back as nothing', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lbdns-served-before-'));
   try {

@@ -56,6 +56,14 @@ export interface BuildOptions {
   readonly servedBefore?: readonly NameRecord[] | undefined;
   /** A long-running monitor: a name over the limit with nothing to keep is left out, before its first write too, never failing the set (a DNSRecord's name always is: API data never fails it). */
   readonly lasting?: boolean | undefined;
+  /**
+   * Just after a restart (MonitorOptions.restartHoldMs): a name one of whose host names has
+   * not answered yet in this process also keeps the addresses it served before, besides those
+   * that did resolve. The files on disk cannot say which address came from which host name,
+   * so the whole earlier set stays; only for a while, as a host name that never answers again
+   * (an LB deleted, its addresses given to another) must not keep its old addresses for good.
+   */
+  readonly holdUnresolved?: boolean | undefined;
 }
 
 export function lbRecordName(lb: LbName, domain: string): string {
@@ -136,7 +144,12 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       held.push({ name, reason: `${problem as string}; not served` });
       empty.push(name);
     } else {
-      names.push({ name, v4, v6, source, ...(ttl === undefined ? {} : { addressTtl: ttl }) });
+      const unresolved = options.holdUnresolved === true ? hostnames.filter((h) => !resolutions.has(h)) : [];
+      const earlier = unresolved.length > 0 && before ? findName(before, name) : undefined;
+      const both = earlier ? splitFamilies([...v4, ...v6, ...earlier.v4, ...earlier.v6]) : undefined;
+      const widened = both !== undefined && both.v4.length + both.v6.length > count && both.v4.length + both.v6.length <= LIMITS.maxIpsPerName;
+      if (widened) held.push({ name, reason: `has host names with no answer yet since the start (${unresolved.join(', ')}); serving what it served before besides what resolved` });
+      names.push({ name, ...(widened ? both : { v4, v6 }), source, ...(ttl === undefined ? {} : { addressTtl: ttl }) });
     }
   }
   const gateway = gatewayRecords(spec, resolutions, options.previous?.names ?? options.servedBefore);

@@ -71,6 +71,8 @@ export interface MonitorOptions {
   readonly onRefused?: (refusal: Refusal) => void;
   /** The names the files on disk served at the start: see BuildOptions.servedBefore. */
   readonly servedBefore?: readonly NameRecord[];
+  /** How long after a start with `servedBefore` a name keeps it besides what resolved (BuildOptions.holdUnresolved); default RESTART_HOLD_MS. */
+  readonly restartHoldMs?: number;
   /**
    * A one-shot command's single state waits for every hostname's first answer, tenants' CNAME
    * targets included (within its --wait-timeout), and a name over the address limit fails it; a
@@ -89,6 +91,8 @@ class MonitorStopped extends Error {
 
 const DEBOUNCE_MS = 10;
 const MAX_WAIT_MS = 250;
+/** Long enough for a host name failing at a restart to answer again after the resolver's retries; short enough that an LB deleted meanwhile does not keep its old addresses. */
+export const RESTART_HOLD_MS = 5 * 60_000;
 
 /** Names a role cannot work without (ROLE_TRAITS), unless the cluster leaves them to other DNS servers. */
 function requiredNames(spec: ClusterSpec): string[] {
@@ -110,6 +114,8 @@ export class Monitor {
   private served: RecordSet | undefined;
   /** What the files served at the start, until `served` replaces it (then let go: it is every Gateway name). */
   private servedBefore: readonly NameRecord[] | undefined;
+  /** Set while a restart's hold lasts (BuildOptions.holdUnresolved); its end recomputes. */
+  private restartHold: NodeJS.Timeout | undefined;
   /** When the first event of the pending burst arrived. */
   private firstScheduled: number | undefined;
   private latest: DesiredState | undefined;
@@ -132,6 +138,13 @@ export class Monitor {
     this.opts = opts;
     this.local = opts.local;
     this.servedBefore = servedBefore;
+    if (servedBefore !== undefined && servedBefore.length > 0) {
+      this.restartHold = setTimeout(() => {
+        this.restartHold = undefined;
+        this.schedule();
+      }, opts.restartHoldMs ?? RESTART_HOLD_MS);
+      this.restartHold.unref();
+    }
   }
 
   /** The local inputs changed (resolv.conf was rewritten): recompute with the new spec. */
@@ -230,6 +243,7 @@ export class Monitor {
     this.stopped = true;
     this.opts.apiInt?.stop();
     clearTimeout(this.timer);
+    clearTimeout(this.restartHold);
     for (const waiter of [...this.waiters]) waiter.cancel();
     this.opts.resolutions.stop();
     await this.opts.sources?.stop();
@@ -320,7 +334,7 @@ export class Monitor {
     const snapshot = resolutions.snapshot();
     if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
     this.opts.check?.(spec, snapshot);
-    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served, servedBefore: this.servedBefore, lasting: this.opts.oneShot !== true });
+    const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served, servedBefore: this.servedBefore, lasting: this.opts.oneShot !== true, holdUnresolved: this.restartHold !== undefined });
     for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
     const withheldKey = JSON.stringify(withheld);
     if (withheldKey !== this.withheldLogged) {
