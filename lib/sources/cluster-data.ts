@@ -122,16 +122,19 @@ export function lbDisagreements(cluster: ClusterData, localSays: LocalSays, serv
  */
 function apartFromNodes(records: readonly ExtraRecord[], nodes: readonly NodeEntry[], domain: string): { kept: ExtraRecord[]; metNodes: { name: string; source: string; node: string }[] } {
   if (records.length === 0 || nodes.length === 0) return { kept: [...records], metNodes: [] };
-  const nodeOf = new Map<string, string>();
-  for (const { name } of nodes) {
-    nodeOf.set(nodeFqdn(name, domain), name);
-    if (name.includes('.')) nodeOf.set(name, name);
-  }
+  // Matched against the names as given, not each node's FQDN made anew: a monitor recomputes this at every change of thousands of nodes.
+  const names = new Set(nodes.map((n) => n.name));
+  const suffix = `.${domain}`;
   const met = (record: ExtraRecord): string | undefined => {
-    if (!record.name.startsWith('*.')) return nodeOf.get(record.name);
-    const under = record.name.slice(1);
-    for (const [served, node] of nodeOf) if (served.endsWith(under)) return node;
-    return undefined;
+    if (record.name.startsWith('*.')) {
+      // A wildcard covers any name under it: a node's FQDN (`N.<domain>`) or its dotted name as given.
+      const under = record.name.slice(1);
+      const underInDomain = under.endsWith(suffix) ? under.slice(0, -suffix.length) : undefined;
+      return nodes.find((n) => n.name.endsWith(under) || (underInDomain !== undefined && !n.name.endsWith(suffix) && n.name.endsWith(underInDomain)))?.name;
+    }
+    if (names.has(record.name)) return record.name;
+    const short = record.name.endsWith(suffix) ? record.name.slice(0, -suffix.length) : undefined;
+    return short !== undefined && names.has(short) && nodeFqdn(short, domain) === record.name ? short : undefined;
   };
   const kept: ExtraRecord[] = [];
   const metNodes: { name: string; source: string; node: string }[] = [];
