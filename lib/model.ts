@@ -89,8 +89,6 @@ export interface ClusterSpec {
    * a HostedNetServices switch set to Disabled): such names are left to the upstreams.
    */
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
-  /** DNSRecords left out because their name is a node's, or a wildcard over one: the node's entry answers it. */
-  readonly metNodes?: readonly { readonly name: string; readonly source: string; readonly node: string }[];
   /** Upstream resolvers, already filtered (no loopback, link-local or own addresses), at most 15. */
   readonly upstreams: readonly string[];
   /** TTL of the records lbdns serves, seconds. */

@@ -96,14 +96,17 @@ test('an unknown flag exits 2 with the error on stderr and nothing on stdout', a
   assert.match(r.stderr, 'Unsupported option name ("--bogus")');
 });
 
-test('a template that leaves a promise failing after its render exits 2 with one line, writing nothing', async () => {
-  const template = join(work, 'rejects.eta');
-  await writeFile(template, `<% Promise.reject(new Error('late')) %>\n${await readFile(join(ROOT, 'templates/corefile.eta'), 'utf8')}`);
-  const out = join(work, 'rejects.Corefile');
-  const r = await runBundle(['render-corefile', '--example', '--template', template, '--out', out]);
-  assert.is(r.code, 2, r.stderr);
-  assert.is(r.stderr, 'lbdns: error: the template left a promise that failed after its render: late\n');
-  assert.not.ok(await access(out).then(() => true, () => false));
+test('a template that leaves a promise failing after its render, rejected or thrown in a callback, exits 2 with one line, writing nothing', async () => {
+  const builtin = await readFile(join(ROOT, 'templates/corefile.eta'), 'utf8');
+  for (const [name, code] of [['rejects', "Promise.reject(new Error('late'))"], ['throws-later', "Promise.resolve().then(() => { throw new Error('late') })"]]) {
+    const template = join(work, `${name}.eta`);
+    await writeFile(template, `<% ${code} %>\n${builtin}`);
+    const out = join(work, `${name}.Corefile`);
+    const r = await runBundle(['render-corefile', '--example', '--template', template, '--out', out]);
+    assert.is(r.code, 2, `${name}: ${r.stderr}`);
+    assert.is(r.stderr, 'lbdns: error: the template left a promise that failed after its render: late\n', name);
+    assert.not.ok(await access(out).then(() => true, () => false), name);
+  }
 });
 
 test('the bundle reads a cluster: the Kubernetes client is inside it', async () => {

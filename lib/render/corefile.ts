@@ -36,7 +36,8 @@ const MAX_COREFILE_CHARS = 32 * 2 ** 20;
 let runner: { readonly sandbox: Context; readonly script: Script } | undefined;
 
 function sandbox(): { readonly sandbox: Context; readonly script: Script } {
-  runner ??= { sandbox: createContext({ render: (): unknown => undefined }), script: new Script('render()') };
+  // afterEvaluate: the template's promise callbacks run inside runInContext, under its time limit.
+  runner ??= { sandbox: createContext({ render: (): unknown => undefined }, { microtaskMode: 'afterEvaluate' }), script: new Script('render()') };
   return runner;
 }
 
@@ -105,7 +106,7 @@ function compile(template: string, source: string) {
  */
 export function templateRejection(reason: unknown): RenderError | undefined {
   const stack = (reason as { stack?: unknown } | null)?.stack;
-  if (typeof stack !== 'string' || !/^\s+at .*\(template:\d+:\d+\)$/m.test(stack)) return undefined;
+  if (typeof stack !== 'string' || !/^\s+at (?:.*\()?template:\d+:\d+\)?$/m.test(stack)) return undefined;
   return new RenderError(`the template left a promise that failed after its render: ${String((reason as { message?: unknown }).message)}`);
 }
 

@@ -17,6 +17,7 @@ import { acceptGatewayNames, type Refusal } from './gateway-names.js';
 import { GatewayRecordBook, type GatewayRecords } from './gateway-records.js';
 import { countByKind, sourceKind, sumTotals, type RecordSetTotals } from './source-kind.js';
 import { findName, mergeOrdered } from './specificity.js';
+import { apartFromNodes } from './node-names.js';
 
 export interface RecordSetResult {
   readonly recordSet: RecordSet;
@@ -119,8 +120,13 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   // An LB name answers with its LB only: the default ingress DNSRecord names *.apps for the
   // router LB lbdns already serves, and one naming anything else must not add to or outlive it.
   const lbNames = new Set(traits.serves.map((lb) => lbRecordName(lb, spec.domain)));
-  if (traits.clusterNames) for (const extra of spec.extraRecords) if (!lbNames.has(extra.name)) add(extra.name, extra.targets, extra.source, extra.ttl);
-  if (traits.clusterNames) for (const m of spec.metNodes ?? []) notes.push({ name: m.name, note: `not served for ${m.source}: it ${m.name.startsWith('*.') ? 'covers' : 'is'} the name of node ${m.node}, which only the node's own addresses answer` });
+  const nodesReason = traits.clusterNames ? spec.withheld?.nodes : undefined;
+  if (traits.clusterNames) {
+    // Nodes left to other DNS servers are not in this CoreDNS: a DNSRecord over them hides nothing.
+    const { kept, met } = nodesReason === undefined ? apartFromNodes(spec.extraRecords, spec.nodes, spec.domain) : { kept: spec.extraRecords, met: [] };
+    for (const extra of kept) if (!lbNames.has(extra.name)) add(extra.name, extra.targets, extra.source, extra.ttl);
+    for (const m of met) notes.push({ name: m.name, note: `not served for ${m.source}: it ${m.name.startsWith('*.') ? 'covers' : 'is'} the name of node ${m.node}, which its hosts entry answers` });
+  }
 
   const names: NameRecord[] = [];
   const empty: string[] = [];
@@ -156,7 +162,6 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
   held.push(...gateway.held);
   for (const { name } of gateway.empty) empty.push(name);
 
-  const nodesReason = traits.clusterNames ? spec.withheld?.nodes : undefined;
   if (nodesReason !== undefined) withheld.push({ name: 'node names', reason: nodesReason });
   const nodes: NodeRecord[] = traits.clusterNames && nodesReason === undefined
     ? spec.nodes.map((node) => ({

@@ -1,6 +1,5 @@
 import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeApiInt, NodeEntry, OwnedEndpoints, Servable } from '../model.js';
 import { LB_NAMES } from '../model.js';
-import { nodeFqdn } from '../grammar/validate.js';
 
 /**
  * What one cluster source says, already sanitised: every endpoint valid, every name a
@@ -115,50 +114,16 @@ export function lbDisagreements(cluster: ClusterData, localSays: LocalSays, serv
   });
 }
 
-/**
- * DNSRecords apart from the nodes' names. CoreDNS answers a DNSRecord's template before the
- * nodes' hosts entries, so one naming a node, or a wildcard over one, would take that node's
- * name for the whole cluster: the node keeps it, and the record is left out.
- */
-function apartFromNodes(records: readonly ExtraRecord[], nodes: readonly NodeEntry[], domain: string): { kept: ExtraRecord[]; metNodes: { name: string; source: string; node: string }[] } {
-  if (records.length === 0 || nodes.length === 0) return { kept: [...records], metNodes: [] };
-  // Matched against the names as given, not each node's FQDN made anew: a monitor recomputes this at every change of thousands of nodes.
-  const names = new Set(nodes.map((n) => n.name));
-  const suffix = `.${domain}`;
-  const met = (record: ExtraRecord): string | undefined => {
-    if (record.name.startsWith('*.')) {
-      // A wildcard covers any name under it: a node's FQDN (`N.<domain>`) or its dotted name as given.
-      const under = record.name.slice(1);
-      const underInDomain = under.endsWith(suffix) ? under.slice(0, -suffix.length) : undefined;
-      return nodes.find((n) => n.name.endsWith(under) || (underInDomain !== undefined && !n.name.endsWith(suffix) && n.name.endsWith(underInDomain)))?.name;
-    }
-    if (names.has(record.name)) return record.name;
-    const short = record.name.endsWith(suffix) ? record.name.slice(0, -suffix.length) : undefined;
-    return short !== undefined && names.has(short) && nodeFqdn(short, domain) === record.name ? short : undefined;
-  };
-  const kept: ExtraRecord[] = [];
-  const metNodes: { name: string; source: string; node: string }[] = [];
-  for (const record of records) {
-    const node = met(record);
-    if (node === undefined) kept.push(record);
-    else metNodes.push({ name: record.name, source: record.source, node });
-  }
-  return { kept, metNodes };
-}
-
 export function applyClusterData(local: ClusterSpec, cluster: ClusterData, localSays: LocalSays): ClusterSpec {
   const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, localSays.lbs.has(lb) ? local.lbs[lb] : cluster.lbs[lb]])) as Record<LbName, readonly Endpoint[]>;
   const withheld = Object.fromEntries(
     Object.entries(cluster.withheld ?? {}).filter(([what]) => (what === 'nodes' ? !localSays.nodes : !localSays.lbs.has(what as LbName))),
   ) as Partial<Record<Servable, string>>;
-  const nodes = localSays.nodes ? local.nodes : (cluster.nodes ?? []);
-  const { kept, metNodes } = apartFromNodes([...local.extraRecords, ...cluster.extraRecords], nodes, local.domain);
   return {
     ...local,
     lbs,
-    extraRecords: kept,
-    nodes,
-    ...(metNodes.length > 0 ? { metNodes } : {}),
+    extraRecords: [...local.extraRecords, ...cluster.extraRecords],
+    nodes: localSays.nodes ? local.nodes : (cluster.nodes ?? []),
     ...(Object.keys(withheld).length > 0 ? { withheld } : {}),
     ...(local.gateway ? { gateway: { ...local.gateway, owners: cluster.gatewayOwners ?? [] } } : {}),
   };

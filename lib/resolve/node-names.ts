@@ -1,0 +1,41 @@
+import { nodeFqdn } from '../grammar/validate.js';
+import type { ExtraRecord, NodeEntry } from '../model.js';
+
+/** A DNSRecord left out because its name is a node's, or a wildcard over one. */
+export interface MetNode {
+  readonly name: string;
+  readonly source: string;
+  readonly node: string;
+}
+
+/**
+ * The DNSRecords apart from the nodes' names. CoreDNS answers a DNSRecord's template before the
+ * nodes' hosts entries, so one naming a node, or a wildcard over one, would take that node's
+ * name for the whole cluster: the node keeps it, and the record is left out of this CoreDNS
+ * (not of the admin's records: in a zone a node's own name beats a wildcard).
+ */
+export function apartFromNodes(records: readonly ExtraRecord[], nodes: readonly NodeEntry[], domain: string): { readonly kept: readonly ExtraRecord[]; readonly met: readonly MetNode[] } {
+  if (records.length === 0 || nodes.length === 0) return { kept: records, met: [] };
+  // Matched against the names as given, not each node's FQDN made anew: a monitor recomputes this at every change of thousands of nodes.
+  const names = new Set(nodes.map((n) => n.name));
+  const suffix = `.${domain}`;
+  const metBy = (record: ExtraRecord): string | undefined => {
+    if (record.name.startsWith('*.')) {
+      // A wildcard covers any name under it: a node's FQDN (`N.<domain>`, or N itself when it ends in the domain) or its dotted name as given.
+      const under = record.name.slice(1);
+      const underInDomain = under.endsWith(suffix) ? under.slice(0, -suffix.length) : undefined;
+      return nodes.find((n) => n.name.endsWith(under) || (underInDomain !== undefined && n.name !== domain && !n.name.endsWith(suffix) && n.name.endsWith(underInDomain)))?.name;
+    }
+    if (names.has(record.name)) return record.name;
+    const short = record.name.endsWith(suffix) ? record.name.slice(0, -suffix.length) : undefined;
+    return short !== undefined && names.has(short) && nodeFqdn(short, domain) === record.name ? short : undefined;
+  };
+  const kept: ExtraRecord[] = [];
+  const met: MetNode[] = [];
+  for (const record of records) {
+    const node = metBy(record);
+    if (node === undefined) kept.push(record);
+    else met.push({ name: record.name, source: record.source, node });
+  }
+  return { kept, met };
+}
