@@ -276,6 +276,16 @@ test('a Gateway address of a type other than IPAddress (NamedAddress) is a host 
   assert.equal(endpoints.map((x) => `${x.dnsName} ${x.recordType} ${x.targets.join(',')}`), [`app.${ZONE} CNAME lb.example.org`]);
 });
 
+test("a Gateway being deleted is served until it is gone, as Kuadrant's reconciler builds its records while it is listed", () => {
+  const inputs = new GatewayInputs([ZONE], { warn: () => undefined, flush: () => undefined });
+  inputs.set('cluster-id', [KUBE_SYSTEM]);
+  const deleting = gateway('gw', [{ name: 'http', hostname: `app.${ZONE}` }], [{ value: '192.0.2.10' }]) as Gateway;
+  inputs.set('gateways', [{ ...deleting, metadata: { ...deleting.metadata, deletionTimestamp: '2026-02-01T00:00:00Z' } }]);
+  inputs.set('dnspolicies', [dnsPolicy('dns', { gateway: 'gw' })]);
+  const endpoints = (inputs.contribution().gatewayOwners ?? []).flatMap((o) => o.endpoints);
+  assert.equal(endpoints.map((x) => `${x.dnsName} ${x.recordType} ${x.targets.join(',')}`), [`app.${ZONE} A 192.0.2.10`]);
+});
+
 test("a load-balanced policy whose geo is named default, with defaultGeo, is not applied, with a warning: Kuadrant's default geo set has that name", () => {
   const warnings: string[] = [];
   const inputs = new GatewayInputs([ZONE], { warn: (msg: string) => void warnings.push(msg), flush: () => undefined });

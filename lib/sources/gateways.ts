@@ -41,9 +41,9 @@ export function gatewayProjection(gateway: Gateway): Gateway {
         })
       : list;
   // resourceVersion too: the informer's cache is keyed and resumed by it.
-  const { name, namespace, uid, resourceVersion, creationTimestamp, deletionTimestamp } = (gateway.metadata ?? {}) as Record<string, unknown>;
+  const { name, namespace, uid, resourceVersion, creationTimestamp } = (gateway.metadata ?? {}) as Record<string, unknown>;
   return {
-    metadata: { name, namespace, uid, resourceVersion, creationTimestamp, deletionTimestamp } as Gateway['metadata'],
+    metadata: { name, namespace, uid, resourceVersion, creationTimestamp } as Gateway['metadata'],
     spec: { listeners: pick(gateway.spec?.listeners, ['name', 'hostname']) },
     status: { addresses: pick(gateway.status?.addresses, ['type', 'value']), listeners: pick(gateway.status?.listeners, ['name', 'attachedRoutes']) },
   };
@@ -154,7 +154,7 @@ export function gatewayView(gateway: Gateway, warn: Warn): GatewayView | undefin
     warnIgnored(warn, 'gateway list item', gateway, 'is not an object');
     return undefined;
   }
-  if (gateway.metadata?.deletionTimestamp) return undefined;
+  // One being deleted is served until it is gone: Kuadrant's reconciler builds its records while the Gateway is listed.
   const object = describeObject('gateway', gateway.metadata);
   const id = identityOf(gateway.metadata, object, warn, 'gateway not served');
   if (id === undefined) return undefined;
