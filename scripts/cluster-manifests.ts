@@ -2,7 +2,7 @@
  * `make cluster-manifests KUBECONFIG=… OUT=DIR`: this cluster's MachineConfigs, with what a node's
  * first boot needs to find the API server before any Corefile on it answers api-int:
  * `--api-int-seed` in both lbdns containers. The seed is the cluster's internal API LB: on AWS,
- * GCP and Azure its DNS name or IPs from the installer's lbconfigfordns ConfigMap (an AWS NLB's
+ * GCP and Azure its DNS name or IPs from the installer's openshift-lb-config ConfigMap (an AWS NLB's
  * name is stable and resolves through the cloud's resolver; GCP and Azure LB IPs are static), else
  * the IPs the Infrastructure status publishes; on-prem the API VIPs. Read from the cluster once;
  * nothing is written to it. A bring-your-own-DNS cluster needs no seed: its pods never use api-int.
@@ -21,7 +21,7 @@ import { listJson } from '../lib/kube/list-json.js';
 import { createLogger } from '../lib/runtime/log.js';
 import { readClusterIdentity } from '../lib/sources/cluster-identity-read.js';
 import { clusterDnsType, infrastructureContribution } from '../lib/sources/infra-lbs.js';
-import { defaultLbConfigRef, lbConfigContribution } from '../lib/sources/lb-config.js';
+import { DEFAULT_LB_CONFIG, lbConfigContribution } from '../lib/sources/lb-config.js';
 import { onPremContribution } from '../lib/sources/on-prem-vips.js';
 import type { Endpoint } from '../lib/model.js';
 import { generatedManifests, machineConfig, MACHINE_ROLES, readManifest, VARIANTS, withApiIntSeed, type MachineRole, type VariantName } from './manifests.js';
@@ -55,7 +55,7 @@ export async function clusterManifests(kubeconfig: string | undefined, log = cre
         `${dnsType?.field ?? 'dnsType'} is ${dnsType?.value ?? 'not set'}: lbdns's cloud pods serve only a ClusterHosted cluster and would exit 2 here. A cluster whose own DNS answers api and api-int applies manifests/byo/machineconfigs as they are; one that must be served anyway sets it first (lbdns update-infra-status --set-dns-type-cluster-hosted)`,
       );
     }
-    const { namespace, name } = defaultLbConfigRef(identity.platform);
+    const { namespace, name } = DEFAULT_LB_CONFIG;
     // No ConfigMap (404): the Infrastructure status below; any other failure is the admin's to see.
     const list = await listJson(kc, `/api/v1/namespaces/${namespace}/configmaps`, { fieldSelector: `metadata.name=${name}` }).catch((err: unknown) => {
       if (httpStatusOf(err) === 404) return { items: [] };

@@ -4,8 +4,8 @@
  * this generates.
  *
  * - static-pod-worker.yaml: the control-plane pod with --role=worker.
- * - platform/<platform>.yaml: the RBAC that names the platform's LB config namespace, from
- *   the same defaultLbConfigRef() lbdns reads it with.
+ * - platform/<platform>.yaml: the RBAC that names the LB config ConfigMap, from the same
+ *   DEFAULT_LB_CONFIG lbdns reads it with.
  * - machineconfigs/99-<role>-lbdns.yaml: for the Machine Config Operator, every file a node
  *   of the role needs: its static pod, and the node/ tree (paths under manifests/node/ are
  *   the paths on the node; an executable source is placed 0755, any other 0644).
@@ -17,7 +17,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dump } from 'js-yaml';
 import { PLATFORMS, type Platform } from '../lib/model.js';
-import { defaultLbConfigRef } from '../lib/sources/lb-config.js';
+import { DEFAULT_LB_CONFIG } from '../lib/sources/lb-config.js';
 
 export const MANIFEST_DIR = fileURLToPath(new URL('../manifests/', import.meta.url));
 const NODE_TREE = 'node';
@@ -73,10 +73,10 @@ function appsOnlyPod(controlPlane: string): string {
   );
 }
 
-/** The RBAC for the installer's LB config ConfigMap, which lives in a per-platform namespace. */
+/** The RBAC for the installer's LB config ConfigMap, one file per cloud platform so the install steps pick it by the cluster's platform. */
 export function platformRbac(platform: Platform): string {
-  const { namespace, name } = defaultLbConfigRef(platform);
-  return `${GENERATED('defaultLbConfigRef() in lib/sources/lb-config.ts')}# On ${platform}: the api and api-int LBs come from the installer's ConfigMap
+  const { namespace, name } = DEFAULT_LB_CONFIG;
+  return `${GENERATED('DEFAULT_LB_CONFIG in lib/sources/lb-config.ts')}# On ${platform}: the api and api-int LBs come from the installer's ConfigMap
 # ${namespace}/${name}. Apply this file beside rbac.yaml (and
 # rbac-update-infra-status.yaml when it is used); docs/deployment.md shows how to pick it from the
 # cluster's platform. A non-default --lb-config needs its namespace and name here instead.

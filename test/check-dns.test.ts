@@ -495,7 +495,7 @@ test('--apps-host takes a full name under apps as well as a label', async () => 
 test('with a kubeconfig, a private cluster (no external API LB): api is checked against the internal API LB, as api-int', async () => {
   const cluster = await startCluster();
   try {
-    await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-ips': null } });
     admin.set(`api.${CLUSTER_DOMAIN}`, { A: [API_INT_IP] });
     admin.set(`api-int.${CLUSTER_DOMAIN}`, { A: [API_INT_IP] });
     admin.set(`probe.apps.${CLUSTER_DOMAIN}`, { A: [INGRESS_IP] });

@@ -305,7 +305,7 @@ test("a new cloud node from an empty host: the seed cluster-manifests took from 
   const nlb = 'internal-c1-int-0123.elb.us-east-1.amazonaws.com';
   const c = await startCluster({ own: { sans: [`api-int.${CLOUD_DOMAIN}`] } });
   try {
-    await c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': nlb } });
+    await c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-ips': nlb } });
     await bootNode(c, CLOUD_DOMAIN, { [nlb]: ['127.0.0.1'] }, async (node) => {
       assert.ok(node.pod.initContainers?.[0]?.args?.includes(`--api-int-seed=${nlb}`), 'the seed is the NLB');
       assert.is(node.init.code, 0, node.init.stderr);

@@ -147,7 +147,7 @@ test('api-int named by the LB config is served from it alone: a stale Infrastruc
 test('api-int that nothing else names is served from the Infrastructure status lists (IP-only clusters)', async () => {
   await withCluster({}, async (c) => {
     await c.server.patchStatus(INFRA, { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: { apiIntLoadBalancerIPs: ['10.9.9.9'] } } } } });
-    await c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': null } });
+    await c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-ips': null } });
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     assert.equal((await readAnswers(c.out))?.names.get(`api-int.${DOMAIN}`), ['A 10.9.9.9']);

@@ -209,9 +209,9 @@ test('an api-int move in the cluster reaches the running dnsmasq within seconds,
       const answer = async () => (await served.resolver.resolve4(`api-int.${DOMAIN}`).catch(() => [])).join();
       await until('the running dnsmasq answers the LB', async () => (await answer()) === API_INT_IP);
       const before = await readFile(dropIn, 'utf8');
-      await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': '10.0.0.99' } });
+      await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-ips': '10.0.0.99' } });
       await until('the running dnsmasq answers the new address', async () => (await answer()) === '10.0.0.99', 5000);
-      await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-dns-name': API_INT_IP } });
+      await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-ips': API_INT_IP } });
       await until('and the old one again', async () => (await answer()) === API_INT_IP, 5000);
       assert.is(await readFile(dropIn, 'utf8'), before, 'the drop-in itself, which dnsmasq reads only at start, never changed');
       assert.equal(await readdir(join(dir, 'lbdns.hosts')), ['api-int'], 'only the whole hosts file is ever in the watched directory');

@@ -404,7 +404,7 @@ test('with a kubeconfig, the records come from the cluster', async () => {
 test('a private cluster (no external API LB): api is printed with the internal API LB, and a comment says why', async () => {
   const cluster = await startCluster();
   try {
-    await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-ips': null } });
     const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
     const lines = recordLines(r.stdout);

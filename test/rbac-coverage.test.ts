@@ -133,17 +133,15 @@ const PLATFORM_TYPES: Readonly<Record<ManifestPlatform, string>> = { aws: 'AWS',
 /**
  * The cluster the manifests are for, on the real server: installed on `platform` (default
  * AWS) with ClusterHosted DNS (the newest Infrastructure CRD, which gives Azure the field
- * too), its DNS config, the LB ConfigMap in the platform's namespace, router Service, a node
+ * too), its DNS config, the installer's LB ConfigMap, router Service, a node
  * and DNSRecords; lbdns is `user`, holding what the manifests bind to it.
  */
 async function seededCluster(user: string, platform: ManifestPlatform = 'aws', extra: readonly KubeObject[] = []): Promise<ClusterFixture> {
   assert.ok(IDENTITIES[user], `${user} is an identity the test server knows`);
   const type = PLATFORM_TYPES[platform];
-  const lbConfig = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'lbconfigfordns', namespace: `openshift-${platform}-infra` }, data: { 'internal-api-lb-dns-name': '10.0.0.11', 'external-api-lb-dns-name': API_IP } };
   return startCluster(
     { platformStatus: { type, [platform]: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted' } } } as never, infrastructureCrd: 'main', as: { user, rbac: rbacObjects(loadManifests(platform)) } },
     [
-      ...(platform === 'aws' ? [] : [lbConfig]),
       { apiVersion: 'config.openshift.io/v1', kind: 'DNS', metadata: { name: 'cluster' }, spec: { baseDomain: DOMAIN } },
       dnsRecord('default-wildcard-extra', { dnsName: `*.extra.${DOMAIN}.`, targets: ['10.0.4.40'] }),
       // A tenant's record for a name outside the cluster: refused, and reported as an Event.
@@ -460,7 +458,7 @@ Updater.before(capture(updaterSetup, async () => {
     const daemon = startDaemon(args, { PATH: process.env.PATH, KUBECONFIG: watched.kubeconfig });
     const code = await exercise(daemon, {
       ready: async () => (await readyzOk(daemon.logs())) && (await clusterHosted(watched))?.apiLoadBalancerIPs?.[0] === API_IP,
-      change: () => watched.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': NEW_API_IP } }),
+      change: () => watched.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-ips': NEW_API_IP } }),
       followed: async () => (await clusterHosted(watched))?.apiLoadBalancerIPs?.[0] === NEW_API_IP,
     });
     updaterOutcomes.push({ label: 'update-infra-status --watch', code, stderr: daemon.stderr(), requests: await requestsOf(watched.server, user) });
@@ -520,8 +518,8 @@ for (const platform of ['aws', 'gcp', 'azure'] as const) {
         await sa.close();
       }
       assertNoRefusal(outcomes);
-      const lbConfigReads = outcomes.flatMap((o) => o.requests).filter((r) => r.uri.startsWith(`/api/v1/namespaces/openshift-${platform}-infra/configmaps`));
-      assert.ok(lbConfigReads.length >= 2, 'both read the ConfigMap in the platform namespace');
+      const lbConfigReads = outcomes.flatMap((o) => o.requests).filter((r) => r.uri.startsWith(`/api/v1/namespaces/openshift-infra/configmaps`));
+      assert.ok(lbConfigReads.length >= 2, "both read the installer's ConfigMap");
     } finally {
       await rm(node, { recursive: true, force: true });
     }

@@ -86,7 +86,7 @@ const PRIVATE = 'served by the internal API load balancer: a private cluster has
 
 test('a private cluster (no external API LB in the ConfigMap): api is served by the internal API LB, and said so', async () => {
   await withCluster({}, async (c) => {
-    await c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    await c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-ips': null } });
     const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--upstream', UPSTREAM]);
     assert.is(r.code, 0, r.stderr);
     const names = (await readAnswers(c.out))?.names;
@@ -98,7 +98,7 @@ test('a private cluster (no external API LB in the ConfigMap): api is served by 
 
 test("a private cluster's monitor is ready, serves api from the internal API LB and logs it with the Corefile", async () => {
   await withCluster({}, async (c) => {
-    await c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': null } });
+    await c.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-ips': null } });
     const monitor = await startMonitor(c);
     try {
       await until('ready', async () => (await fetch(`http://${monitor.health}/readyz`)).status === 200);

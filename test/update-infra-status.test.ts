@@ -19,7 +19,7 @@ const INGRESS_IP = '10.0.1.30';
 const LB_HOSTNAME = 'a1b2c3-router.elb.us-east-1.amazonaws.com';
 const INFRA = { resource: 'infrastructures', name: 'cluster' } as const;
 const ROUTER = { resource: 'services', namespace: 'openshift-ingress', name: 'router-default' } as const;
-const LB_CONFIG = { resource: 'configmaps', namespace: 'openshift-aws-infra', name: 'lbconfigfordns' } as const;
+const LB_CONFIG = { resource: 'configmaps', namespace: 'openshift-infra', name: 'openshift-lb-config' } as const;
 const STATUS_PATH = '/apis/config.openshift.io/v1/infrastructures/cluster/status';
 const RBAC_MANIFEST = 'rbac-update-infra-status.yaml';
 
@@ -57,8 +57,8 @@ function clusterObjects(seed: Seed): KubeObject[] {
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: LB_CONFIG.name, namespace: `openshift-${platform.toLowerCase()}-infra` },
-      data: { 'internal-api-lb-dns-name': API_INT_IP, 'external-api-lb-dns-name': API_IP },
+      metadata: { name: LB_CONFIG.name, namespace: LB_CONFIG.namespace },
+      data: { 'internal-api-lb-ips': API_INT_IP, 'external-api-lb-ips': API_IP },
     },
     {
       apiVersion: 'v1',
@@ -630,7 +630,7 @@ test('--watch: while an LB hostname gets SERVFAIL its list keeps its last IPs, a
       await until('the first publication', async () => (await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs?.[0] === '10.0.1.41');
       dns.fail(LB_HOSTNAME, 'servfail');
       await until('a failed refresh', () => w.stderr().includes('"reason":"SERVFAIL"'), REFRESH_WAIT_MS);
-      await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-dns-name': '10.0.0.11' } });
+      await cluster.server.mergePatch(LB_CONFIG, { data: { 'external-api-lb-ips': '10.0.0.11' } });
       await until('the new api IP', async () => (await clusterHostedOf(cluster.server))?.apiLoadBalancerIPs?.[0] === '10.0.0.11');
       assert.equal((await clusterHostedOf(cluster.server))?.ingressLoadBalancerIPs, ['10.0.1.41']);
       assert.is(await w.stop(), 0, w.stderr());

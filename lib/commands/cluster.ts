@@ -21,7 +21,7 @@ import { ApiIntGate } from '../runtime/api-int-gate.js';
 import { ApiProbeError, clusterCa, probeApiServer } from '../sinks/api-int-probe.js';
 import { ResolutionCache } from '../resolve/resolution-cache.js';
 import { HostResolver } from '../resolve/host-resolver.js';
-import { defaultLbConfigRef } from '../sources/lb-config.js';
+import { DEFAULT_LB_CONFIG } from '../sources/lb-config.js';
 import { clusterDnsType, type Infrastructure } from '../sources/infra-lbs.js';
 import { validateDnsName } from '../grammar/validate.js';
 import type { CommandInputs } from './io.js';
@@ -198,7 +198,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   }
   const spec = await specFromRaw({ ...raw, domain }, log, opts.upstreams !== false);
   const lbs = new Set(LB_NAMES.filter((lb) => spec.lbs[lb].length > 0));
-  const lbConfig = explicitLbConfig ?? (identity.platform ? defaultLbConfigRef(identity.platform) : undefined);
+  const lbConfig = explicitLbConfig ?? (identity.platform ? DEFAULT_LB_CONFIG : undefined);
   const platformType = identity.infrastructure?.status?.platformStatus?.type;
   if (identity.infrastructure !== undefined && identity.onPrem === undefined && lbConfig === undefined && ROLE_TRAITS[spec.role].serves.includes('api-int') && !lbs.has('api-int')) {
     throw unsupportedPlatform(platformType, spec.role);

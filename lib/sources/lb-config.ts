@@ -1,18 +1,16 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { SourceContribution } from './cluster-data.js';
-import type { Endpoint, LbName, Platform } from '../model.js';
+import type { Endpoint, LbName } from '../model.js';
 import { describeObject, endpointsFromApi, warnIgnored, type Warn } from './untrusted.js';
 
-/** Which ConfigMap key holds which LB. */
+/** Which ConfigMap key holds which LB: the installer writes each LB's DNS names or IPs, comma-separated (openshift/installer pkg/asset/lbconfig). */
 const LB_CONFIG_KEYS = {
-  'internal-api-lb-dns-name': 'api-int',
-  'external-api-lb-dns-name': 'api',
+  'internal-api-lb-ips': 'api-int',
+  'external-api-lb-ips': 'api',
 } as const satisfies Record<string, LbName>;
 
-/** Where the installer leaves its LB config when `lbConfigForDNS` names no other ConfigMap. */
-export function defaultLbConfigRef(platform: Platform): { namespace: string; name: string } {
-  return { namespace: `openshift-${platform.toLowerCase()}-infra`, name: 'lbconfigfordns' };
-}
+/** Where the installer leaves its LB config on every cloud platform (its manifest openshift/openshift-lb-config.yaml). */
+export const DEFAULT_LB_CONFIG = { namespace: 'openshift-infra', name: 'openshift-lb-config' } as const;
 
 /**
  * Splits on commas and any whitespace, so one address, a comma list and a YAML block of

@@ -22,7 +22,7 @@ export const UPSTREAM = '10.0.0.2';
 export const APPS = `*.apps.${DOMAIN}`;
 
 export const ROUTER = { resource: 'services', namespace: 'openshift-ingress', name: 'router-default' } as const;
-export const LB_CONFIG = { resource: 'configmaps', namespace: 'openshift-aws-infra', name: 'lbconfigfordns' } as const;
+export const LB_CONFIG = { resource: 'configmaps', namespace: 'openshift-infra', name: 'openshift-lb-config' } as const;
 export const DNSRECORD_NS = 'openshift-ingress-operator';
 /**
  * How long a monitor may take to ask DNS about an LB hostname again: ResolutionCache's floor of
@@ -118,7 +118,7 @@ function clusterObjects(seed: ClusterSeed): KubeObject[] {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: LB_CONFIG.name, namespace: LB_CONFIG.namespace },
-      data: { 'internal-api-lb-dns-name': API_INT_IP, 'external-api-lb-dns-name': API_IP },
+      data: { 'internal-api-lb-ips': API_INT_IP, 'external-api-lb-ips': API_IP },
     },
     ...(seed.ingress === null ? [] : [routerService(seed.ingress ?? [{ ip: INGRESS_IP }])]),
     ...Object.entries(seed.nodes ?? { 'master-0': ['10.0.0.5'] }).map(([name, ips]) => node(name, ips)),
