@@ -127,6 +127,19 @@ test("an Unmanaged record for an API name is not reported to the admin, with a w
   assert.match(messages()[0] ?? '', `"api.${DOMAIN}." is one of the cluster's API names`);
 });
 
+test('an Unmanaged record for a parent of the cluster domain, or a wildcard over it, is not reported to the admin: its update would delete the parent zone\'s own records', () => {
+  const { warn, messages } = collector();
+  const parent = DOMAIN.slice(DOMAIN.indexOf('.') + 1);
+  const c = dnsRecordsContribution(
+    [record('a', { dnsName: `${parent}.`, recordType: 'CNAME', targets: ['lb.example.net'], dnsManagementPolicy: 'Unmanaged' }), record('b', { dnsName: `*.${parent}.`, recordType: 'A', targets: ['203.0.113.9'], dnsManagementPolicy: 'Unmanaged' })],
+    warn,
+    DOMAIN,
+  );
+  assert.equal(c.unmanaged, []);
+  assert.match(messages()[0] ?? '', `"${parent}." is a parent of the cluster domain ${DOMAIN}`);
+  assert.match(messages()[1] ?? '', `"*.${parent}." is a wildcard over the cluster domain ${DOMAIN}`);
+});
+
 test('names under the cluster domain, wildcard or not, are served without a warning', () => {
   const { warn, warnings } = collector();
   const c = dnsRecordsContribution(

@@ -84,6 +84,8 @@ function outOfScope(name: string, domain: string): string | undefined {
 /** A claim on the cluster's API names or on the domain's apex (its SOA, NS and the rest stay the domain's DNS's), for Unmanaged records too: the admin is given them. */
 function apiNameClaim(name: string, domain: string): string | undefined {
   if (name === domain) return `is the cluster domain itself, whose apex records (SOA, NS) are the domain's DNS's`;
+  const body = name.startsWith('*.') ? name.slice(2) : name;
+  if (domain.endsWith(`.${body}`)) return `is ${name === body ? 'a parent of' : 'a wildcard over'} the cluster domain ${domain}, whose names are not the cluster's to give`;
   const api = [`api.${domain}`, `api-int.${domain}`];
   if (api.includes(name)) return `is one of the cluster's API names (${api.join(', ')}), which only the API LBs answer for`;
   if (name === `*.${domain}`) return `is a wildcard covering the cluster's API names (${api.join(', ')}), which only the API LBs answer for`;
