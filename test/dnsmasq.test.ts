@@ -223,6 +223,23 @@ test('an api-int move in the cluster reaches the running dnsmasq within seconds,
   });
 });
 
+test('after an api-int move, a reload (SIGHUP, as lbdns-dnsmasq-hosts.path asks systemd for) leaves dnsmasq answering the new address alone', async () => {
+  await withDir(async (dir) => {
+    const dropIn = join(dir, 'lbdns.conf');
+    const corednsPortUnused = await freePort();
+    const render = (apiInt: string) => runLbdns(['render-dnsmasq', '--domain', 'c1.example.com', '--api-lb', '10.0.0.10', '--api-int-lb', apiInt, '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2', '--listen', `127.0.0.1:${corednsPortUnused}`, '--out', dropIn]);
+    assert.is((await render('10.0.0.20')).code, 0);
+    const dnsmasq = await startDropInDnsmasq(dropIn);
+    try {
+      assert.is((await render('10.0.0.21')).code, 0);
+      dnsmasq.reload();
+      await until('the new address alone', async () => (await dnsmasq.resolver.resolve4('api-int.c1.example.com').catch(() => [])).join() === '10.0.0.21', 5000);
+    } finally {
+      await dnsmasq.stop();
+    }
+  });
+});
+
 test("a drop-in whose hosts directory is a symlink to a directory is written through it", async () => {
   await withDir(async (dir) => {
     await mkdir(join(dir, 'real.hosts'));

@@ -77,13 +77,13 @@ test("the bring-your-own-DNS MachineConfigs give masters and workers the apps-on
   }
 });
 
-test("the on-prem MachineConfigs add the node's dnsmasq: its configuration, and its units, the service and the path unit enabled", async () => {
+test("the on-prem MachineConfigs add the node's dnsmasq: its configuration, and its units, the service and the path units enabled", async () => {
   for (const role of ROLES) {
     const mc = await machineConfig(role, 'onprem/');
     const paths = mc.spec.config.storage.files.map((f) => f.path);
     assert.equal(paths, nodeFiles(role, new Map(), VARIANTS.onprem).map((f) => f.path));
     assert.ok(paths.includes('/etc/lbdns/dnsmasq.conf') && paths.some((p) => p.endsWith('30-lbdns-resolv-prepender')), paths.join(' '));
-    assert.equal(mc.spec.config.systemd?.units.map((u) => [u.name, u.enabled ?? false]), [['lbdns-dnsmasq-config.path', true], ['lbdns-dnsmasq-restart.service', false], ['lbdns-dnsmasq.service', true]]);
+    assert.equal(mc.spec.config.systemd?.units.map((u) => [u.name, u.enabled ?? false]), [['lbdns-dnsmasq-config.path', true], ['lbdns-dnsmasq-hosts.path', true], ['lbdns-dnsmasq-reload.service', false], ['lbdns-dnsmasq-restart.service', false], ['lbdns-dnsmasq.service', true]]);
   }
 });
 

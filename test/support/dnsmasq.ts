@@ -15,6 +15,8 @@ export interface Dnsmasq {
   readonly resolver: Resolver;
   /** `127.0.0.1:PORT`. */
   readonly address: string;
+  /** SIGHUP, as systemd's reload of lbdns-dnsmasq.service sends it. */
+  reload(): void;
   stop(): Promise<void>;
 }
 
@@ -44,5 +46,5 @@ export async function startDnsmasq(args: readonly string[], port: number, probe:
     await stop();
     throw err;
   }
-  return { resolver, address: `127.0.0.1:${port}`, stop };
+  return { resolver, address: `127.0.0.1:${port}`, reload: () => void child.kill('SIGHUP'), stop };
 }
