@@ -247,6 +247,32 @@ test('a CNAME to the LB host name that the server does not resolve itself is fol
   assert.is(row.detail, `via CNAME ${lbHost}; answered the CNAME only; target resolved through --dns-server or the system resolver`);
 });
 
+test("a CNAME to the LB's own host name is ok though the cloud's DNS gives it other addresses there than lbdns's resolver got", async () => {
+  const lbHost = `api-${clusterNo + 1}.elb.example.net`;
+  const c = newCluster({ api: [lbHost] });
+  lbDns.set(lbHost, { A: ['198.51.100.1', '198.51.100.2'] });
+  serveRight(admin, c);
+  admin.set(c.api, { CNAME: lbHost });
+  admin.set(lbHost, { A: ['198.51.100.1', '198.51.100.3'] });
+  const { r, json } = await report(c, ['--names', 'api']);
+  assert.is(r.code, 0, r.stderr);
+  const row = rowFor(json, c.api);
+  assert.is(row.verdict, 'ok');
+  assert.equal(row.answered, ['198.51.100.1', '198.51.100.3']);
+  assert.is(row.detail, `via CNAME ${lbHost}; ${lbHost} is the load balancer's own name, whose addresses the cloud's DNS gives as it will`);
+});
+
+test('a CNAME to another host name than the LB\'s own, answering other addresses, is still partial', async () => {
+  const lbHost = `api-${clusterNo + 1}.elb.example.net`;
+  const c = newCluster({ api: [lbHost] });
+  lbDns.set(lbHost, { A: ['198.51.100.1', '198.51.100.2'] });
+  serveRight(admin, c);
+  admin.set(c.api, { CNAME: `old-api.${c.domain}` });
+  admin.set(`old-api.${c.domain}`, { A: ['198.51.100.1', '198.51.100.3'] });
+  const { json } = await report(c, ['--names', 'api']);
+  assert.is(rowFor(json, c.api).verdict, 'partial');
+});
+
 test("a CNAME the admin's server ends in NXDOMAIN (a recursive server that found no target) is missing, though the LB resolver resolves the target", async () => {
   const lbHost = `api-${clusterNo + 1}.elb.example.net`;
   const c = newCluster({ api: [lbHost] });

@@ -1,3 +1,4 @@
+import type { Endpoint } from '../model.js';
 import { adminDnsRecords, adminNames, noAddressReason } from '../resolve/admin-records.js';
 import { checkServers, formatCheckTable, type CheckRow, type CheckTarget } from '../sinks/dns-check.js';
 import { ConfigError, EXIT, MismatchError, MissingDataError, ValidationError } from '../errors.js';
@@ -53,6 +54,12 @@ function parseServerArg(value: string): ServerArg {
   if (server === null) throw new ValidationError('--server', value, 'is not a DNS server address', SERVER_HINT);
   const port = server.port ?? DNS_PORT;
   return server.isIp ? { kind: 'ip', address: joinHostPort(server.host, port) } : { kind: 'host', host: server.host, port };
+}
+
+/** The host name a name's addresses all come from, when its targets are that one host name. */
+function ownHostname(targets: readonly Endpoint[]): string | undefined {
+  const [only, ...rest] = targets;
+  return rest.length === 0 && only?.kind === 'hostname' ? only.hostname : undefined;
 }
 
 /**
@@ -154,7 +161,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
           skip(r.name, `not checked: ${r.source} has no usable target`);
           continue;
         }
-        targets.push({ name: r.name, query: r.name.startsWith('*.') ? randomUnder(r.name.slice(2)) : r.name, expected });
+        targets.push({ name: r.name, query: r.name.startsWith('*.') ? randomUnder(r.name.slice(2)) : r.name, expected, ownName: ownHostname(r.targets) });
       }
       continue;
     }
@@ -165,7 +172,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
       skip(n.name, `not checked: ${noAddressReason(n)}`);
       continue;
     }
-    targets.push({ name: n.name, query: check === 'apps' ? appsQuery(state.spec.domain, opts.appsHost) : n.name, expected });
+    targets.push({ name: n.name, query: check === 'apps' ? appsQuery(state.spec.domain, opts.appsHost) : n.name, expected, ownName: ownHostname(n.endpoints) });
   }
   if (targets.length === 0) throw new MissingDataError(`nothing to check: ${skipped.map((s) => `${s.name} ${s.reason}`).join('; ')}`);
 
