@@ -358,6 +358,16 @@ test('a server that does not answer at all is unreachable', async () => {
   assert.ok(checks.length > 0 && checks.every((x) => x.verdict === 'unreachable'), r.stdout);
 });
 
+test('with nothing to check (no name of --names has records), --warn-only exits 0 with a warning, and without it exit 1', async () => {
+  const c = newCluster();
+  const failing = await checkDns(c, ['--names', 'dnsrecords']);
+  assert.is(failing.code, 1);
+  assert.match(failing.stderr, /nothing to check: no name of --names has records/);
+  const warned = await checkDns(c, ['--names', 'dnsrecords', '--warn-only']);
+  assert.is(warned.code, 0, warned.stderr);
+  assert.ok(logLines(warned.stderr).some((l) => l.level === 'warn' && String(l.msg).startsWith('nothing to check')), warned.stderr);
+});
+
 test('--warn-only prints the same table but exits 0, with a warning on stderr', async () => {
   const c = newCluster();
   serveRight(admin, c);

@@ -37,6 +37,13 @@ async function printRecords(args: readonly string[]): Promise<string> {
   return r.stdout;
 }
 
+test('--names gateway without a Gateway zone is a usage error, exit 2, before anything is asked', async () => {
+  const r = await runLbdns(['print-records', ...BASE, '--names', 'gateway']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /^lbdns: error: --names gateway needs --gateway-zone/);
+  assert.is(r.stdout, '');
+});
+
 test('a workstation whose resolv.conf lists only a loopback resolver can print: print-records forwards nothing', async () => {
   await writeFile(join(root, 'loopback-resolv.conf'), 'nameserver 127.0.0.53\n');
   const r = await runLbdns(['print-records', '--domain', DOMAIN, '--resolv-conf', join(root, 'loopback-resolv.conf'), ...IP_LBS]);

@@ -10,7 +10,7 @@ import { validateDnsName } from '../grammar/validate.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
-import { dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
+import { checkGatewayAsked, dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
 
 
 const CHECK_OUTPUTS = ['table', 'json'] as const;
@@ -127,7 +127,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   const timeoutMs = parseDurationMs('--timeout', opts.timeout, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
   const servers = await resolveServers(opts.servers);
   const log = loggerFor(opts.io);
-  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false });
+  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false, check: (raw) => checkGatewayAsked(opts.names, wanted, raw) });
   const known = adminNames(state.spec, state.resolutions);
 
   const targets: CheckTarget[] = [];
@@ -174,7 +174,12 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
     }
     targets.push({ name: n.name, query: check === 'apps' ? appsQuery(state.spec.domain, opts.appsHost) : n.name, expected, ownName: ownHostname(n.endpoints) });
   }
-  if (targets.length === 0) throw new MissingDataError(`nothing to check: ${skipped.map((s) => `${s.name} ${s.reason}`).join('; ')}`);
+  if (targets.length === 0) {
+    const why = `nothing to check: ${skipped.length === 0 ? 'no name of --names has records' : skipped.map((s) => `${s.name} ${s.reason}`).join('; ')}`;
+    if (!opts.warnOnly) throw new MissingDataError(why);
+    log.warn(`${why} (--warn-only)`, {});
+    return EXIT.ok;
+  }
 
   const labels = new Map(servers.map((s) => [s.address, s.label]));
   const asked = await checkServers([...labels.keys()], targets, { timeoutMs, tries: TRIES, resolveTarget: addressesNow });

@@ -5,7 +5,7 @@ import { dnsServerAddress } from '../grammar/host-port.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
-import { dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
+import { checkGatewayAsked, dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
 
 export interface PrintRecordsOptions extends CommandInputs {
   readonly format: string;
@@ -41,7 +41,7 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
   const server = parseNsupdateServer(opts.nsupdateServer, format);
   const wanted = parseRecordNames(opts.names, 'print-records');
   const log = loggerFor(opts.io);
-  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false });
+  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false, check: (raw) => checkGatewayAsked(opts.names, wanted, raw) });
   const lbs = new Set(wanted.flatMap((n) => (n === 'dnsrecords' || n === 'gateway' ? [] : [RECORD_NAME_LB[n]])));
   const lbGroups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname }).filter((g) => lbs.has(g.lb));
   const printed = new Set(lbGroups.map((g) => g.name));

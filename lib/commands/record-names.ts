@@ -1,4 +1,5 @@
-import { ValidationError } from '../errors.js';
+import { UsageError, ValidationError } from '../errors.js';
+import type { RawConfig } from '../inputs/config.js';
 import type { ExtraRecord, LbName } from '../model.js';
 
 /** The names print-records prints and check-dns checks, as `--names` selects them. */
@@ -16,6 +17,13 @@ export function parseRecordNames(value: string | undefined, command: string): Re
   for (const n of names) if (!(RECORD_NAMES as readonly string[]).includes(n)) throw new ValidationError('--names', n, `is not a name ${command} knows`, hint);
   if (names.length === 0) throw new ValidationError('--names', value, 'is empty', hint);
   return RECORD_NAMES.filter((n) => names.includes(n));
+}
+
+/** `--names gateway` named without a Gateway zone: a usage error, found before the cluster is asked (all names, the default, just have none). */
+export function checkGatewayAsked(names: string | undefined, wanted: readonly RecordName[], raw: RawConfig): void {
+  if (names !== undefined && wanted.includes('gateway') && (raw.gatewayZones ?? []).length === 0) {
+    throw new UsageError('--names gateway needs --gateway-zone (or gatewayZones in --config): Gateway DNS names are served only in its zones');
+  }
 }
 
 /**
