@@ -12,7 +12,7 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
     details: 'Writes status.platformStatus.<platform>.cloudLoadBalancerConfig of infrastructures.config.openshift.io/cluster. Publishes where dnsType is ClusterHosted; where it is not set, only with --set-dns-type-cluster-hosted, which sets it with the first write, for good (immutable); refuses PlatformDefault; writes only the lists it owns (--fields) and only when they differ as sets.',
     examples: [
       ['Publish once', 'lbdns update-infra-status --kubeconfig ~/.kube/config'],
-      ['See the patch without sending it', 'lbdns update-infra-status --kubeconfig ~/.kube/config --dry-run'],
+      ['See the patch, checked by the API server but not stored', 'lbdns update-infra-status --kubeconfig ~/.kube/config --dry-run'],
       ['Beside the ingress operator, which owns ingressLoadBalancerIPs', 'lbdns update-infra-status --cluster --fields api,api-int --watch'],
     ],
   });
@@ -24,7 +24,7 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
   };
 
   fields = oneValue('--fields', 'api,api-int,ingress', { description: 'The lists lbdns owns: a comma-separated subset of api,api-int,ingress (default all three)' });
-  dryRun = Option.Boolean('--dry-run', false, { description: 'Print the status patch instead of sending it' });
+  dryRun = Option.Boolean('--dry-run', false, { description: 'Print the status patch and have the API server check it (dryRun=All) instead of storing it' });
   watch = Option.Boolean('--watch', false, { description: 'Keep the status current as the sources change, until SIGTERM' });
   setDnsType = Option.Boolean('--set-dns-type-cluster-hosted', false, { description: "Where the cluster's cloudLoadBalancerConfig.dnsType is not set, set it to ClusterHosted with the first write: the cluster's DNS is then the cluster's own, for good (the field is immutable)" });
   metricsAddr = oneValue('--metrics-addr', '127.0.0.1:18083', { description: 'Where /healthz, /readyz and /metrics listen, with --watch (default 127.0.0.1:18083)' });

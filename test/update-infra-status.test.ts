@@ -398,7 +398,7 @@ test('--example is refused with exit 2, since the example cluster must never be 
   }
 });
 
-test('--dry-run prints the merge patch and sends none', async () => {
+test('--dry-run prints the merge patch and stores nothing, the API server asked with a dry run of it', async () => {
   const cluster = await startCluster();
   try {
     const rv = (await cluster.server.get(INFRA))?.metadata?.resourceVersion;
@@ -409,7 +409,20 @@ test('--dry-run prints the merge patch and sends none', async () => {
       status: { platformStatus: { aws: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted: ALL_LISTS } } } },
     });
     assert.equal((await patches(cluster.server)), []);
+    assert.is((await dryRuns(cluster.server)).length, 1);
     assert.is((await lbConfigOf(cluster.server)), undefined);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('--dry-run where the CRD has no field for the lists (Azure, release-4.19) exits 2 as the write would', async () => {
+  const cluster = await startCluster({ platformStatus: { type: 'Azure' } });
+  try {
+    const result = await publish(cluster, '--dry-run');
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, 'status.platformStatus.azure.cloudLoadBalancerConfig');
+    assert.equal((await patches(cluster.server)), []);
   } finally {
     await cluster.close();
   }

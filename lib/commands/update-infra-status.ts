@@ -101,7 +101,7 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
       status.published = true;
       publishRetry.succeeded();
       metrics.ready.set(1);
-      // --dry-run sends nothing: the status is in sync only when it already held the lists.
+      // --dry-run stores nothing: the status is in sync only when it already held the lists.
       metrics.infraStatusInSync.set(patched || plan.patch === null ? 1 : 0);
     } catch (err) {
       metrics.infraStatusInSync.set(0);

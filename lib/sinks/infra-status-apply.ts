@@ -97,10 +97,7 @@ async function publishTries(kc: KubeConfig, lists: LbIpLists, opts: PublishOptio
       }
       for (const lb of plan.skipped) opts.log.warn('no IP known for this LB; its status list is left as it is', { list: STATUS_LISTS[lb] });
       if (plan.patch === null) return { plan, patched: false };
-      if (opts.dryRun) {
-        opts.stdout.write(`${JSON.stringify(plan.patch, null, 2)}\n`);
-        return { plan, patched: false };
-      }
+      if (opts.dryRun) opts.stdout.write(`${JSON.stringify(plan.patch, null, 2)}\n`);
       const key = platformStatusKey(plan.platform);
       const patch = async (dryRun: boolean): Promise<Infrastructure> => {
         try {
@@ -114,12 +111,14 @@ async function publishTries(kc: KubeConfig, lists: LbIpLists, opts: PublishOptio
         }
       };
       // Only the API server's schema knows whether this platform has the field; it prunes it
-      // silently. The first write asks with a dry run, so a refusal leaves nothing behind.
+      // silently. The first write asks with a dry run, so a refusal leaves nothing behind; and
+      // --dry-run asks the same dry run, so what it shows is what the server would take.
       const firstWrite = infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig == null;
-      const checked = firstWrite ? await patch(true) : undefined;
-      if (checked && checked.status?.platformStatus?.[key]?.cloudLoadBalancerConfig == null) {
+      const checked = firstWrite || opts.dryRun ? await patch(true) : undefined;
+      if (firstWrite && checked && checked.status?.platformStatus?.[key]?.cloudLoadBalancerConfig == null) {
         throw new AbortError(new ConfigError(`the API server drops status.platformStatus.${key}.cloudLoadBalancerConfig: this cluster's Infrastructure CRD has no such field for platform ${plan.platform}, so there is nowhere to publish the LB IPs`));
       }
+      if (opts.dryRun) return { plan, patched: false };
       await patch(false);
       opts.log.info('Infrastructure status updated', { lists: plan.changed.map((lb) => STATUS_LISTS[lb]), platform: plan.platform });
       return { plan, patched: true };
