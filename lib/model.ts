@@ -55,6 +55,12 @@ export interface NodeEntry {
   readonly ips: readonly string[];
 }
 
+/** The VIP owners a HostedNetServices status names (`apiServerInternalIpOwner`, `ingressIpOwner`), as last read. */
+export interface VipOwners {
+  readonly api?: string;
+  readonly ingress?: string;
+}
+
 /** A node's entry of the HostedNetServices `status.nodes`: what its CoreDNS answers for api-int (addresses, comma-separated). */
 export interface NodeApiInt {
   readonly name: string;

@@ -96,6 +96,23 @@ test('on-prem, the monitor on the node holding the API VIP records itself and cl
   });
 });
 
+test('an owner field cleared by another node (one that held the VIP a moment beside this one) is written again by the node holding the VIP', async () => {
+  await withFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    c.server.create(hostedNetServices({}));
+    const owner = () => (c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: { apiServerInternalIpOwner?: string } } | undefined)?.status?.apiServerInternalIpOwner;
+    const monitor = await startMonitor(c, { nodeName: 'master-0' });
+    try {
+      await until('owner recorded', () => owner() === 'master-0');
+      // master-1 wrote itself meanwhile, then lost the VIP and cleared the field it names.
+      c.server.patchStatus(HNS, { apiServerInternalIpOwner: 'master-1' });
+      c.server.patchStatus(HNS, { apiServerInternalIpOwner: null });
+      await until('owner written again', () => owner() === 'master-0', 5000);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
 test('with dnsRecordsType External (api-int left to the external DNS, answered by no node) the API VIP holder writes no ApiIntOnAllNodes, and takes away one written before', async () => {
   await withFakeOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP], dnsRecordsType: 'External' } }, async (c) => {
     c.server.create(hostedNetServices({}));

@@ -68,7 +68,10 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     const key = JSON.stringify(view);
     // The object's status as last read, not only what this node wrote, decides: an entry lost
     // since (the object replaced, the list edited) is written again.
-    const recorded = last.apiIntReported === undefined || last.apiIntReported.some((n) => n.name === nodeName && n.apiIntServes === apiIntServes);
+    // The owner fields too: another node that held a VIP a moment beside this one may have cleared them after this node wrote.
+    const owners = last.vipOwners;
+    const ownersRecorded = owners === undefined || ((!view.holdsApiVip || owners.api === nodeName) && (!view.holdsIngressVip || owners.ingress === nodeName));
+    const recorded = ownersRecorded && (last.apiIntReported === undefined || last.apiIntReported.some((n) => n.name === nodeName && n.apiIntServes === apiIntServes));
     if (key === reported && recorded) return;
     // A status that keeps losing the entry (another writer, a CRD without the field) is mended once a look, not on every event.
     const mending = key === reported;

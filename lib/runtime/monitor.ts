@@ -5,7 +5,7 @@ import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from 
 import { clusterHostnamesOf, hostnamesOf, hostnamesServing } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import type { ApiIntGate } from './api-int-gate.js';
-import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type NameRecord, type NodeApiInt, type RecordSet, type Resolution } from '../model.js';
+import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type NameRecord, type NodeApiInt, type RecordSet, type Resolution, type VipOwners } from '../model.js';
 import { addressesOf, buildRecordSet, lbRecordName, type RecordSetResult } from '../resolve/record-set.js';
 import type { Refusal } from '../resolve/gateway-names.js';
 
@@ -40,6 +40,8 @@ export interface DesiredState {
   readonly apiIntRollout?: ApiIntRollout;
   /** On-prem with a HostedNetServices object: its `status.nodes` as last read. */
   readonly apiIntReported?: readonly NodeApiInt[];
+  /** On-prem with a HostedNetServices object: the VIP owners its status names, as last read. */
+  readonly vipOwners?: VipOwners;
 }
 
 export interface MonitorOptions {
@@ -350,7 +352,7 @@ export class Monitor {
     // api-int left to the external DNS (dnsRecordsType External) is answered by no node: there is no rollout to follow.
     const apiIntWithheld = withheld.some((w) => w.name === `api-int.${spec.domain}`);
     const rollout = data?.apiIntReported === undefined || nodeNames.length === 0 || target.length === 0 || apiIntWithheld ? undefined : apiIntRollout(target.join(','), nodeNames, data.apiIntReported);
-    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, held, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }) };
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, held, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }), ...(data?.vipOwners === undefined ? {} : { vipOwners: data.vipOwners }) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
     if ((await this.opts.sink(this.latest)) === false) return;

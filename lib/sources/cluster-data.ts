@@ -1,4 +1,4 @@
-import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeApiInt, NodeEntry, OwnedEndpoints, Servable } from '../model.js';
+import type { ClusterSpec, Endpoint, ExtraRecord, LbName, NodeApiInt, NodeEntry, OwnedEndpoints, Servable, VipOwners } from '../model.js';
 import { LB_NAMES } from '../model.js';
 
 /**
@@ -22,6 +22,8 @@ export interface SourceContribution {
   readonly apiIntAddress?: string;
   /** What each node's monitor reports its CoreDNS answers for api-int (HostedNetServices status); absent without the object. */
   readonly apiIntReported?: readonly NodeApiInt[];
+  /** The VIP owners the HostedNetServices status names; absent without the object. */
+  readonly vipOwners?: VipOwners;
   /** Gateway DNS: the endpoints each Kuadrant DNSRecord or DNSPolicy asks for, not yet confined. */
   readonly gatewayOwners?: readonly OwnedEndpoints[];
 }
@@ -41,6 +43,8 @@ export interface ClusterData {
   readonly apiIntAddress?: string;
   /** See SourceContribution.apiIntReported. */
   readonly apiIntReported?: readonly NodeApiInt[];
+  /** See SourceContribution.vipOwners. */
+  readonly vipOwners?: VipOwners;
   readonly gatewayOwners?: readonly OwnedEndpoints[];
 }
 
@@ -74,6 +78,7 @@ export function mergeContributions(contributions: readonly SourceContribution[])
     withheld: Object.assign({}, ...contributions.map((c) => c.withheld ?? {})) as Partial<Record<Servable, string>>,
     ...Object.fromEntries(contributions.filter((c) => c.apiIntAddress !== undefined).slice(0, 1).map((c) => ['apiIntAddress', c.apiIntAddress])),
     ...Object.fromEntries(contributions.filter((c) => c.apiIntReported !== undefined).slice(0, 1).map((c) => ['apiIntReported', c.apiIntReported])),
+    ...Object.fromEntries(contributions.filter((c) => c.vipOwners !== undefined).slice(0, 1).map((c) => ['vipOwners', c.vipOwners])),
     gatewayOwners: contributions.flatMap((c) => c.gatewayOwners ?? []),
   };
 }

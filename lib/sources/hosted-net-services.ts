@@ -1,5 +1,5 @@
 import type { SourceContribution } from './cluster-data.js';
-import type { NodeApiInt, Servable } from '../model.js';
+import type { NodeApiInt, Servable, VipOwners } from '../model.js';
 import { describeObject, ipFromApi, warnIgnored, type ApiObjectMeta, type Warn } from './untrusted.js';
 
 /** The project's own singleton (manifests/crd-hostednetservices.yaml): the switches of the cluster-hosted DNS. */
@@ -79,6 +79,11 @@ function reportedNodes(obj: HostedNetServices): NodeApiInt[] {
   });
 }
 
+function ownersOf(obj: HostedNetServices): VipOwners {
+  const { apiServerInternalIpOwner: api, ingressIpOwner: ingress } = (obj.status ?? {}) as { apiServerInternalIpOwner?: unknown; ingressIpOwner?: unknown };
+  return { ...(typeof api === 'string' ? { api } : {}), ...(typeof ingress === 'string' ? { ingress } : {}) };
+}
+
 function switchedOff(obj: HostedNetServices, field: 'nodesResolution' | 'appsResolution', warn: Warn): string | undefined {
   const value = obj.spec?.dns?.[field];
   const where = `${describeObject('hostednetservices', obj.metadata)} spec.dns.${field}`;
@@ -103,5 +108,5 @@ export function switchesContribution(obj: HostedNetServices | undefined, warn: W
   if (apps !== undefined) withheld.ingress = apps;
   const raw = obj.spec?.dns?.apiintIpAddress;
   const apiIntAddress = raw === undefined || raw === null || raw === '' ? undefined : ipFromApi(raw, `${describeObject('hostednetservices', obj.metadata)} spec.dns.apiintIpAddress`, warn);
-  return { withheld, apiIntReported: reportedNodes(obj), ...(apiIntAddress === undefined ? {} : { apiIntAddress }) };
+  return { withheld, apiIntReported: reportedNodes(obj), vipOwners: ownersOf(obj), ...(apiIntAddress === undefined ? {} : { apiIntAddress }) };
 }
