@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { planVipOwners, type Condition, type VipView } from '../lib/sinks/vip-owner-status.js';
 import { apiIntRollout } from '../lib/sources/hosted-net-services.js';
-import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
+import { readAnswers, sleep, startMonitor, until } from './support/cluster-fixture.js';
 import { DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withFakeOnPrem } from './support/on-prem-fixture.js';
 
 const NOW = '2026-11-24T12:00:00Z';
@@ -103,6 +103,10 @@ test('an owner field cleared by another node (one that held the VIP a moment bes
     const monitor = await startMonitor(c, { nodeName: 'master-0' });
     try {
       await until('owner recorded', () => owner() === 'master-0');
+      const conditions = () => ((c.server.get({ resource: 'hostednetservices', name: 'cluster' }) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).map((x) => [x.type, x.status]);
+      await until('its own entry counted', () => conditions().some(([type, s]) => type === 'ApiIntOnAllNodes' && s === 'True'));
+      // Settled: nothing this node sees changes any more, so only the cleared field can make it write.
+      await sleep(500);
       // master-1 wrote itself meanwhile, then lost the VIP and cleared the field it names.
       c.server.patchStatus(HNS, { apiServerInternalIpOwner: 'master-1' });
       c.server.patchStatus(HNS, { apiServerInternalIpOwner: null });
