@@ -269,6 +269,20 @@ test('the status write changes nothing outside the owned lists', async () => {
   }
 });
 
+test("the lists lbdns writes are lbdns's in the object's managedFields", async () => {
+  const cluster = await startCluster();
+  try {
+    const result = await publish(cluster);
+    assert.is(result.code, 0, result.stderr);
+    const after = await cluster.server.get<KubeObject & { metadata: { managedFields?: { manager?: string; subresource?: string; fieldsV1?: unknown }[] } }>(INFRA);
+    const lbdns = (after?.metadata.managedFields ?? []).filter((f) => f.manager === 'lbdns');
+    assert.equal(lbdns.map((f) => f.subresource), ['status']);
+    assert.match(JSON.stringify(lbdns[0]?.fieldsV1), 'f:apiLoadBalancerIPs');
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('a status that already lists the same IPs, in any order, is not patched', async () => {
   const cluster = await startCluster({
     platformStatus: clusterHosted({ ...ALL_LISTS, ingressLoadBalancerIPs: ['fd00::30', INGRESS_IP] }),

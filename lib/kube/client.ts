@@ -20,6 +20,9 @@ export interface KubeconfigSource {
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
+/** The name lbdns's writes carry, so an object's managedFields say which fields are lbdns's. */
+export const FIELD_MANAGER = 'lbdns';
+
 /**
  * Path, then KUBECONFIG, then the pod's service account. Unlike client-node's
  * loadFromDefault there is no silent fallback to http://localhost:8080: a monitor talking

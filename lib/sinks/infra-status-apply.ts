@@ -4,7 +4,7 @@ import { ConfigError, isApiUnreachable, KubeAccessError, KubeError } from '../er
 import { planStatusPatch, type LbIpLists, type StatusPlan } from './infra-status-plan.js';
 import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
 import { REQUEST_TIME_LIMIT_MS, timeLimited } from '../kube/time-limit.js';
-import { kubeModule } from '../kube/client.js';
+import { FIELD_MANAGER, kubeModule } from '../kube/client.js';
 import type { Logger } from '../runtime/log.js';
 import type { LbName } from '../model.js';
 import { platformStatusKey, type Infrastructure, STATUS_LISTS } from '../sources/infra-lbs.js';
@@ -101,7 +101,8 @@ async function publishTries(kc: KubeConfig, lists: LbIpLists, opts: PublishOptio
       const key = platformStatusKey(plan.platform);
       const patch = async (dryRun: boolean): Promise<Infrastructure> => {
         try {
-          return (await custom.patchClusterCustomObjectStatus({ ...INFRA, body: plan.patch, ...(dryRun ? { dryRun: 'All' } : {}) }, mergePatch)) as Infrastructure;
+          // fieldManager: the object's managedFields name lbdns as the owner of the lists it writes.
+          return (await custom.patchClusterCustomObjectStatus({ ...INFRA, body: plan.patch, fieldManager: FIELD_MANAGER, ...(dryRun ? { dryRun: 'All' } : {}) }, mergePatch)) as Infrastructure;
         } catch (err) {
           const status = httpStatusOf(err);
           if (status === 409) throw kubeErrorFrom(err, `patch ${OBJECT} status`);

@@ -4,6 +4,7 @@ import { canonicalIp } from '../grammar/ip.js';
 import { httpStatusOf } from '../kube/api-error.js';
 import { listJson } from '../kube/list-json.js';
 import { sendJson } from '../kube/send-json.js';
+import { FIELD_MANAGER } from '../kube/client.js';
 import { HOSTED_NET_SERVICES, type ApiIntRollout } from '../sources/hosted-net-services.js';
 import type { NodeApiInt } from '../model.js';
 
@@ -111,7 +112,7 @@ export async function publishVipOwners(kc: KubeConfig, view: VipView, attempts =
     const patch = planVipOwners(object.status ?? {}, view, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
     if (patch === undefined) return 'unchanged';
     try {
-      await sendJson(kc, 'PATCH', `${HOSTED_NET_SERVICES.path}/${HOSTED_NET_SERVICES.name}/status`, { metadata: { resourceVersion: object.metadata?.resourceVersion }, status: patch }, 'application/merge-patch+json');
+      await sendJson(kc, 'PATCH', `${HOSTED_NET_SERVICES.path}/${HOSTED_NET_SERVICES.name}/status?fieldManager=${FIELD_MANAGER}`, { metadata: { resourceVersion: object.metadata?.resourceVersion }, status: patch }, 'application/merge-patch+json');
       return 'written';
     } catch (err) {
       if ((err as { code?: unknown }).code !== CONFLICT || attempt >= attempts) throw err;
