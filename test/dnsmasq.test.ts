@@ -185,7 +185,8 @@ test('a drop-in that cannot be written does not hold the monitor back: the Coref
       const metrics = await (await fetch(`http://${monitor.health}/metrics`)).text();
       assert.match(metrics, /^lbdns_renders_total\{result="written"\} 1$/m);
       assert.ok(monitor.logs().some((l) => l.msg === 'Corefile written'));
-      assert.ok(monitor.logs().some((l) => String(l.msg).startsWith('writing the dnsmasq drop-in failed')));
+      // The monitor is ready once the Corefile is on disk, before it tries the drop-in.
+      await until('the failed drop-in logged', async () => monitor.logs().some((l) => String(l.msg).startsWith('writing the dnsmasq drop-in failed')));
       await rm(join(dir, 'lbdns.hosts.staging', 'api-int'), { recursive: true });
       await until('the drop-in, at a retry', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes('hostsdir='), 10_000);
     } finally {
