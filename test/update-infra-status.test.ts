@@ -436,7 +436,22 @@ test('--dry-run where the CRD has no field for the lists (Azure, release-4.19) e
     const result = await publish(cluster, '--dry-run');
     assert.is(result.code, 2, result.stderr);
     assert.match(result.stderr, 'status.platformStatus.azure.cloudLoadBalancerConfig');
+    assert.is(result.stdout, '', 'no patch printed that the server would not take');
     assert.equal((await patches(cluster.server)), []);
+  } finally {
+    await cluster.close();
+  }
+});
+
+test('--dry-run that meets a conflict re-reads and prints the patch once', async () => {
+  const cluster = await startFaultCluster();
+  cluster.server.failNext({ method: 'PATCH', pathIncludes: '/status' }, 409, 1);
+  try {
+    const result = await publish(cluster, '--dry-run');
+    assert.is(result.code, 0, result.stderr);
+    assert.match(result.stderr, 're-reading and retrying');
+    assert.ok(JSON.parse(result.stdout), result.stdout);
+    assert.is((await dryRuns(cluster.server)).length, 2, 'the conflict, then the dry run that succeeded');
   } finally {
     await cluster.close();
   }

@@ -97,7 +97,6 @@ async function publishTries(kc: KubeConfig, lists: LbIpLists, opts: PublishOptio
       }
       for (const lb of plan.skipped) opts.log.warn('no IP known for this LB; its status list is left as it is', { list: STATUS_LISTS[lb] });
       if (plan.patch === null) return { plan, patched: false };
-      if (opts.dryRun) opts.stdout.write(`${JSON.stringify(plan.patch, null, 2)}\n`);
       const key = platformStatusKey(plan.platform);
       const patch = async (dryRun: boolean): Promise<Infrastructure> => {
         try {
@@ -119,7 +118,11 @@ async function publishTries(kc: KubeConfig, lists: LbIpLists, opts: PublishOptio
       if (firstWrite && checked && checked.status?.platformStatus?.[key]?.cloudLoadBalancerConfig == null) {
         throw new AbortError(new ConfigError(`the API server drops status.platformStatus.${key}.cloudLoadBalancerConfig: this cluster's Infrastructure CRD has no such field for platform ${plan.platform}, so there is nowhere to publish the LB IPs`));
       }
-      if (opts.dryRun) return { plan, patched: false };
+      if (opts.dryRun) {
+        // Printed once the server took it: a refused patch prints nothing, and a 409's re-read does not print it twice.
+        opts.stdout.write(`${JSON.stringify(plan.patch, null, 2)}\n`);
+        return { plan, patched: false };
+      }
       await patch(false);
       opts.log.info('Infrastructure status updated', { lists: plan.changed.map((lb) => STATUS_LISTS[lb]), platform: plan.platform });
       return { plan, patched: true };
