@@ -90,11 +90,6 @@ export interface LocalSays {
 }
 
 /**
- * Flags and config file win where they say something: an LB list given locally replaces
- * the cluster's, local nodes replace the cluster's nodes, and what they give is served even
- * where the cluster withholds its own.
- */
-/**
  * An LB whose published addresses differ from the ones served for it: the status is stale or
  * the LB config wrong; either way an admin should know. Only when the served ones are known.
  */
@@ -119,6 +114,11 @@ export function lbDisagreements(cluster: ClusterData, localSays: LocalSays, serv
   });
 }
 
+/**
+ * Flags and config file win where they say something: an LB list given locally replaces
+ * the cluster's, local nodes replace the cluster's nodes, and what they give is served even
+ * where the cluster withholds its own.
+ */
 export function applyClusterData(local: ClusterSpec, cluster: ClusterData, localSays: LocalSays): ClusterSpec {
   const lbs = Object.fromEntries(LB_NAMES.map((lb) => [lb, localSays.lbs.has(lb) ? local.lbs[lb] : cluster.lbs[lb]])) as Record<LbName, readonly Endpoint[]>;
   const withheld = Object.fromEntries(
