@@ -13,6 +13,7 @@ import { startDnsServer } from './support/dns-server.js';
 import { startDnsmasq, type Dnsmasq } from './support/dnsmasq.js';
 import { API_INT_IP, DOMAIN, LB_CONFIG, startCluster, startFakeCluster, startMonitor, until } from './support/cluster-fixture.js';
 import { runLbdns } from './support/run-cli.js';
+import { dnsmasqServedFor } from '../lib/sinks/dnsmasq-output.js';
 import { API_VIP, DOMAIN as ON_PREM_DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 
 const CLUSTER = ['--domain', 'c1.example.com', '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--api-int-lb', 'fd00::20', '--ingress-lb', '10.0.1.30', '--upstream', '10.0.0.2'];
@@ -114,6 +115,46 @@ test("dnsRecordsType External: dnsmasq leaves api-int to CoreDNS, which forwards
     } finally {
       await coredns.close();
     }
+  });
+});
+
+test('a switch to dnsRecordsType External leaves the running dnsmasq answering api-int until it restarts on the new drop-in, which sends api-int to CoreDNS', async () => {
+  const internal = { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP], loadBalancer: { type: 'UserManaged' } };
+  await withOnPrem({ status: internal }, async (c) => {
+    const coredns = await startDnsServer();
+    const dnsmasqs: Dnsmasq[] = [];
+    try {
+      coredns.set(`api-int.${ON_PREM_DOMAIN}`, { A: ['192.0.2.77'] });
+      const dropIn = join(dirname(c.out), 'lbdns.conf');
+      const render = () => runLbdns(['render-dnsmasq', c.kubeconfig, '--listen', coredns.address, '--out', dropIn, '--upstream', '10.0.0.2', '--wait-timeout', '5s']);
+      assert.is((await render()).code, 0);
+      const running = await startDropInDnsmasq(dropIn, `api-int.${ON_PREM_DOMAIN}`);
+      dnsmasqs.push(running);
+      await c.server.patchStatus({ resource: 'infrastructures', name: 'cluster' }, { platformStatus: { baremetal: { ...internal, dnsRecordsType: 'External' } } });
+      const switched = await render();
+      assert.is(switched.code, 0, switched.stderr);
+      assert.not.match(await readFile(dropIn, 'utf8'), /^(local|hostsdir)=/m);
+      await new Promise((r) => setTimeout(r, 500)); // dnsmasq reads a changed hosts file within a few ms (inotify)
+      assert.equal(await running.resolver.resolve4(`api-int.${ON_PREM_DOMAIN}`), [API_VIP], 'the running dnsmasq still answers api-int');
+      const restarted = await startDropInDnsmasq(dropIn, `api-int.${ON_PREM_DOMAIN}`);
+      dnsmasqs.push(restarted);
+      assert.equal(await restarted.resolver.resolve4(`api-int.${ON_PREM_DOMAIN}`), ['192.0.2.77'], 'restarted, it asks CoreDNS');
+    } finally {
+      for (const d of dnsmasqs) await d.stop();
+      await coredns.close();
+    }
+  });
+});
+
+test('a hosts file the drop-in does not name (api-int withheld) is not read back as what dnsmasq served', async () => {
+  await withDir(async (dir) => {
+    const dropIn = join(dir, 'lbdns.conf');
+    await mkdir(join(dir, 'lbdns.hosts'));
+    await writeFile(join(dir, 'lbdns.hosts', 'api-int'), '10.0.0.20 api-int.c1.example.com\n');
+    await writeFile(dropIn, `hostsdir=${join(dir, 'lbdns.hosts')}\n`);
+    assert.equal(await dnsmasqServedFor(dropIn, '--out', 'api-int.c1.example.com'), ['10.0.0.20']);
+    await writeFile(dropIn, 'server=/c1.example.com/127.0.0.1#5353\n');
+    assert.equal(await dnsmasqServedFor(dropIn, '--out', 'api-int.c1.example.com'), []);
   });
 });
 

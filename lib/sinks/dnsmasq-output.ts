@@ -73,10 +73,13 @@ async function writeHostsFile(dir: string, content: string): Promise<WriteResult
 /**
  * The addresses the hosts file beside `dropIn` answers `host` with: what the node's dnsmasq
  * served before this process, read back as the Corefile's templates are. None when there is
- * no such file yet.
+ * no such file yet, or the drop-in does not name its directory (api-int withheld).
  */
 export async function dnsmasqServedFor(dropIn: string, flag: string, host: string): Promise<string[]> {
-  const path = join(dnsmasqHostsDir(dropIn, flag), HOSTS_FILE);
+  const dir = dnsmasqHostsDir(dropIn, flag);
+  const conf = (await readInputFileIfPresent(dropIn, { flag, maxBytes: OUTPUT_FILE_MAX_BYTES })) ?? '';
+  if (!conf.split('\n').includes(`hostsdir=${dir}`)) return [];
+  const path = join(dir, HOSTS_FILE);
   const text = (await readInputFileIfPresent(path, { flag: `${flag}'s api-int hosts file`, maxBytes: OUTPUT_FILE_MAX_BYTES })) ?? '';
   return text.split('\n').flatMap((line) => {
     const [ip = '', name, ...rest] = line.trim().split(/\s+/);
@@ -84,13 +87,18 @@ export async function dnsmasqServedFor(dropIn: string, flag: string, host: strin
   });
 }
 
-/** The hosts file, then the drop-in that names its directory: dnsmasq finds the file whole when it starts. */
+/**
+ * The hosts file, then the drop-in that names its directory: dnsmasq finds the file whole when
+ * it starts. With api-int withheld the drop-in names no hosts directory and the file is left as
+ * it is: the dnsmasq still running on the previous drop-in keeps answering api-int from it until
+ * it restarts, where an emptied file would have it answer NXDOMAIN (`local=`).
+ */
 export async function writeDnsmasq(dropIn: string, recordSet: RecordSet, withheld: readonly { readonly name: string }[], flag: string): Promise<{ readonly dropIn: WriteResult; readonly hosts: WriteResult }> {
   const dir = dnsmasqHostsDir(dropIn, flag);
   const apiIntWithheld = withheld.some((w) => w.name === `api-int.${recordSet.domain}`);
   // Both rendered before either is written: a refusal leaves nothing behind.
   const [hostsText, dropInText] = [renderDnsmasqHosts(recordSet), renderDnsmasq(recordSet, dir, apiIntWithheld)];
   await mkdir(dirname(dir), { recursive: true });
-  const hosts = await writeHostsFile(dir, hostsText);
+  const hosts = apiIntWithheld ? { written: false, path: join(dir, HOSTS_FILE) } : await writeHostsFile(dir, hostsText);
   return { hosts, dropIn: await writeFileAtomic(dropIn, dropInText) };
 }
