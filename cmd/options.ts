@@ -113,12 +113,12 @@ export abstract class InputCommand extends LbdnsCommand {
     return super.validateAndExecute();
   }
 
-  /** The flags as a config, so they merge with a file field by field. */
   /** What every command's lib function takes from the shared flags; `extra` adds the command's own settings. */
   protected inputs(extra: RawConfig = {}): CommandInputs {
     return { configFile: this.config, example: this.example, flags: { ...this.flagConfig(), ...extra }, io: this.context };
   }
 
+  /** The flags as a config, so they merge with a file field by field. */
   protected flagConfig(): RawConfig {
     return {
       domain: this.domain,

@@ -3,8 +3,6 @@ import { renderCorefileCommand } from '../lib/commands/render-corefile.js';
 import { validatePath } from '../lib/grammar/validate.js';
 import { ClusterCommand, exampleOption, oneValue } from './options.js';
 import { dnsmasqHostsDir } from '../lib/sinks/dnsmasq-output.js';
-import { ConfigError } from '../lib/errors.js';
-import { DNSMASQ_OUT_NEEDS_FILE } from '../lib/commands/render-corefile.js';
 
 export class RenderCorefileCommand extends ClusterCommand {
   override example = exampleOption();
@@ -37,7 +35,6 @@ export class RenderCorefileCommand extends ClusterCommand {
     if (this.dnsmasqOut !== undefined) {
       validatePath('--dnsmasq-out', this.dnsmasqOut);
       dnsmasqHostsDir(this.dnsmasqOut, '--dnsmasq-out');
-      if (this.diff || this.out === '-') throw new ConfigError(DNSMASQ_OUT_NEEDS_FILE);
     }
   }
 

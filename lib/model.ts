@@ -26,8 +26,8 @@ export interface RoleTraits {
 
 /**
  * The design's roles. Workers serve what control planes serve, since all in-cluster clients
- * use this DNS; bootstrap serves api-int and `*.apps` (step 10); apps-only is the BYO-DNS
- * design's CoreDNS for `*.apps` alone (step 9), the admin's DNS answering the rest.
+ * use this DNS; bootstrap serves api-int and `*.apps`; apps-only is the BYO-DNS
+ * design's CoreDNS for `*.apps` alone, the admin's DNS answering the rest.
  */
 export const ROLE_TRAITS: Readonly<Record<Role, RoleTraits>> = {
   'control-plane': { serves: LB_NAMES, requires: ['api-int', 'ingress'], clusterNames: true },

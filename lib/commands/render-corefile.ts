@@ -16,7 +16,7 @@ import type { RecordSet } from '../model.js';
 const IF_UNREACHABLE = ['fail', 'keep'] as const;
 type IfUnreachable = (typeof IF_UNREACHABLE)[number];
 
-export const DNSMASQ_OUT_NEEDS_FILE = '--dnsmasq-out writes the drop-in beside a Corefile written to a file: give --out FILE, without --diff';
+const DNSMASQ_OUT_NEEDS_FILE = '--dnsmasq-out writes the drop-in beside a Corefile written to a file: give --out FILE, without --diff';
 
 export interface RenderCorefileOptions extends CommandInputs {
   readonly diff: boolean;

@@ -514,7 +514,7 @@ export function templateAnswers(text: string): TemplateAnswers[] {
   readServerBlocks(text, {
     directive: (_, d) => {
       const type = d.args[1]?.text;
-      // ANY as lbdns writes them, IN as it wrote them before.
+      // ANY, or IN: a Corefile of an earlier release, still on disk after an upgrade, has IN.
       const cls = d.args[0]?.text;
       if (d.name !== 'template' || (cls !== 'ANY' && cls !== 'IN') || (type !== 'A' && type !== 'AAAA')) return;
       const lines = d.block ?? [];

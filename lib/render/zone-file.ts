@@ -128,7 +128,7 @@ export function parseZoneFile(text: string): { readonly serial: number; readonly
   const soa = text.slice(first + 1, second).split(' ');
   const serial = soa[6] ?? '';
   if (soa[2] !== 'IN' || soa[3] !== 'SOA' || serial === '' || [...serial].some((c) => c < '0' || c > '9')) return undefined;
-  // Files written before the NS line have their records right after the SOA.
+  // A zone file of an earlier release, still on disk after an upgrade, has no NS line: its records follow the SOA.
   const third = text.indexOf('\n', second + 1);
   const records = text.slice(second + 1, third < 0 ? undefined : third).endsWith(' IN NS ns.lbdns.invalid.') ? (third < 0 ? '' : text.slice(third + 1)) : text.slice(second + 1);
   return { serial: Number(serial), records: records.endsWith('\n') ? records.slice(0, -1) : records };

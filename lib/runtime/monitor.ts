@@ -94,7 +94,7 @@ class MonitorStopped extends Error {
 const DEBOUNCE_MS = 10;
 const MAX_WAIT_MS = 250;
 /** Long enough for a host name failing at a restart to answer again after the resolver's retries; short enough that an LB deleted meanwhile does not keep its old addresses. */
-export const RESTART_HOLD_MS = 5 * 60_000;
+const RESTART_HOLD_MS = 5 * 60_000;
 
 /** Names a role cannot work without (ROLE_TRAITS), unless the cluster leaves them to other DNS servers. */
 function requiredNames(spec: ClusterSpec): string[] {

@@ -16,7 +16,7 @@ export interface LoadedTemplate {
   readonly source: string;
 }
 
-export async function loadTemplate(path: string | undefined): Promise<LoadedTemplate> {
+async function loadTemplate(path: string | undefined): Promise<LoadedTemplate> {
   if (path === undefined) return { text: builtinTemplate(), source: 'builtin' };
   return { text: await readInputFile(path, { flag: '--template', code: true }), source: path };
 }
