@@ -64,7 +64,8 @@ test('with CoreDNS down, dnsmasq answers every other type of api-int at once wit
         const started = Date.now();
         const code = await ask().then(() => 'answered', (e: NodeJS.ErrnoException) => e.code);
         assert.is(code, 'ENODATA', 'an empty NOERROR answer, not a timeout');
-        assert.ok(Date.now() - started < 300, `answered at once (${Date.now() - started} ms)`);
+        // Well under the resolver's 1 s timeout: a loaded machine may take a few hundred ms.
+        assert.ok(Date.now() - started < 900, `answered at once (${Date.now() - started} ms)`);
       }
     } finally {
       await dnsmasq.stop();

@@ -288,7 +288,8 @@ test('a zero TTL is re-resolved no sooner than minRefreshSeconds', async () => {
   cache.setHostnames(['zero-ttl.lb.test']);
   await sleep(1000);
   const n = dns.queries('zero-ttl.lb.test', 'A');
-  assert.ok(n >= 3 && n <= 4, `asked ${n} times in 1 s`);
+  // The upper bound is the behaviour; the lower one only shows it is re-resolved, which a loaded machine may do late.
+  assert.ok(n >= 2 && n <= 4, `asked ${n} times in 1 s`);
 });
 
 test('stop() clears every timer', async () => {

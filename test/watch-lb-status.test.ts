@@ -24,6 +24,7 @@ import {
   startMonitor,
   until,
   UPSTREAM,
+  watchesOpen,
   type ClusterAccess,
   type ClusterFixture,
   type FakeClusterFixture,
@@ -82,6 +83,8 @@ function assertNothingBlanked(answers: CorefileAnswers | undefined, ingress: str
 test('the first Corefile a process writes says so, and the next lists only what changed', async () => {
   await withMonitor({}, async (c, m) => {
     await firstRender(c);
+    // The file is on disk at the rename; the line is logged after the directory's sync.
+    await until('the first Corefile logged', () => m.logs().some((l) => l.msg === 'Corefile written'));
     const first = m.logs().find((l) => l.msg === 'Corefile written');
     assert.is(first?.firstSinceStart, true);
     assert.is(first?.changes, undefined);
@@ -110,6 +113,7 @@ test('an LB hostname whose DNS answer changes is followed without any API reques
     const setup = { cluster: { ingress: [{ hostname: ROUTER_LB }] }, monitor: { flags: { dnsServers: [dns.address] } } };
     await withMonitor(setup, async (c) => {
       await firstRender(c);
+      await watchesOpen(c.server);
       await c.server.clearRequests();
       dns.set(ROUTER_LB, { A: ['10.0.1.31', '10.0.1.32'], ttl: 1 });
       await until('the new DNS answer on disk', () => served(c, APPS, 'A 10.0.1.32'), REFRESH_WAIT_MS);
@@ -264,8 +268,7 @@ test('DNS timeouts for a while blank nothing, and the answer after them is serve
 test('an idle monitor neither rewrites the Corefile nor asks the API anything', async () => {
   await withMonitor({}, async (c) => {
     await firstRender(c);
-    // The first render's watches are open by now; only they may stay open.
-    await sleep(100);
+    await watchesOpen(c.server);
     const before = await fileId(c.out);
     await c.server.clearRequests();
     await sleep(3000);

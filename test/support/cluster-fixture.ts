@@ -374,6 +374,21 @@ export async function until(what: string, check: () => Promise<boolean> | boolea
   }
 }
 
+/**
+ * Until every resource lbdns listed has its watch in the audit log: the watches open after the
+ * lists, each on its own, and not in step with the first write, so a test that clears the log
+ * after the first Corefile waits for them to see only what comes next.
+ */
+export async function watchesOpen(server: ApiServer): Promise<void> {
+  await until('a watch open for every resource listed', async () => {
+    const requests = await server.requests();
+    const key = (r: { resource: string | undefined; namespace: string | undefined }) => `${r.resource ?? ''}/${r.namespace ?? ''}`;
+    const watched = new Set(requests.filter((r) => r.verb === 'watch').map(key));
+    const listed = requests.filter((r) => r.verb === 'list').map(key);
+    return listed.length > 0 && listed.every((k) => watched.has(k));
+  }, 10_000);
+}
+
 /** Fails unless `promise` rejects with an error whose message matches `pattern`; returns that error. */
 export async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<Error> {
   const outcome = await promise.then(
