@@ -4,12 +4,10 @@ import { startClusterSources, type ObjectRef, type SourcePurpose } from '../sour
 import type { RawConfig } from '../inputs/config.js';
 import { ConfigError, quote, ValidationError } from '../errors.js';
 import { loadKubeConfig, pinServer } from '../kube/client.js';
-import { readFile } from 'node:fs/promises';
-import { readServedBefore } from '../sinks/served-before.js';
+import { corefileServedFor, readServedBefore } from '../sinks/served-before.js';
 import { zoneFilePaths } from '../sinks/zone-file-output.js';
 import { dnsmasqServedFor } from '../sinks/dnsmasq-output.js';
 import { canonicalIp } from '../grammar/ip.js';
-import { addressesServedFor } from '../render/corefile-check.js';
 import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-identity-read.js';
 import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
@@ -132,13 +130,8 @@ async function servedByLbdns(host: string, raw: RawConfig): Promise<{ readonly a
   const fromFlags = inDomain ? (local ?? []).flatMap((v) => canonicalIp(v) ?? []) : [];
   if (fromFlags.length > 0) return { addresses: fromFlags, from: 'flags' };
   if (raw.out === undefined || raw.out === '-') return { addresses: [], from: '' };
-  const text = await readFile(raw.out, 'utf8').catch(() => undefined);
-  if (text === undefined) return { addresses: [], from: '' };
-  try {
-    return { addresses: addressesServedFor(text, host), from: raw.out };
-  } catch {
-    return { addresses: [], from: '' };
-  }
+  const addresses = await corefileServedFor(raw.out, host);
+  return { addresses, from: addresses.length > 0 ? raw.out : '' };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { NameRecord } from '../model.js';
-import { templateAnswers } from '../render/corefile-check.js';
+import { addressesServedFor, templateAnswers } from '../render/corefile-check.js';
+import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-file.js';
 import { parseZoneFile, zoneOwners, type ZoneOwner } from '../render/zone-file.js';
 import { matchFor, specificityOrder } from '../resolve/specificity.js';
 
@@ -57,4 +58,18 @@ function zoneNames(owners: ReadonlyMap<string, ZoneOwner>): NameRecord[] {
     const ttl = end?.ttl ?? owner.cname?.ttl;
     return { ...base, ...(chain.length > 0 ? { addressOwner: at } : {}), ...(ttl === undefined ? {} : { addressTtl: ttl }) };
   });
+}
+
+/**
+ * The addresses the Corefile at `corefile` answers `host` with: where the kubeconfig names a
+ * name lbdns serves, what lbdns connects to before it can ask the DNS it configures. None when
+ * there is no such file, or it does not read.
+ */
+export async function corefileServedFor(corefile: string, host: string): Promise<string[]> {
+  try {
+    const text = await readInputFileIfPresent(corefile, { flag: '--out', maxBytes: OUTPUT_FILE_MAX_BYTES });
+    return text === undefined ? [] : addressesServedFor(text, host);
+  } catch {
+    return [];
+  }
 }
