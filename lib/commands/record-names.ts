@@ -1,4 +1,5 @@
-import { UsageError, ValidationError } from '../errors.js';
+import { UsageError } from '../errors.js';
+import { parseSubset } from '../grammar/subset.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { ExtraRecord, LbName } from '../model.js';
 
@@ -11,12 +12,7 @@ export const RECORD_NAME_LB: Readonly<Record<Exclude<RecordName, 'dnsrecords' | 
 
 /** `--names`: a comma-separated subset, in the fixed order; absent: all of them. */
 export function parseRecordNames(value: string | undefined, command: string): RecordName[] {
-  if (value === undefined) return [...RECORD_NAMES];
-  const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
-  const hint = `use a comma-separated subset of ${RECORD_NAMES.join(',')}`;
-  for (const n of names) if (!(RECORD_NAMES as readonly string[]).includes(n)) throw new ValidationError('--names', n, `is not a name ${command} knows`, hint);
-  if (names.length === 0) throw new ValidationError('--names', value, 'is empty', hint);
-  return RECORD_NAMES.filter((n) => names.includes(n));
+  return value === undefined ? [...RECORD_NAMES] : parseSubset('--names', value, RECORD_NAMES, `is not a name ${command} knows`);
 }
 
 /** `--names gateway` named without a Gateway zone: a usage error, found before the cluster is asked (all names, the default, just have none). */

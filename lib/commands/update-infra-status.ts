@@ -1,3 +1,4 @@
+import { parseSubset } from '../grammar/subset.js';
 import { Backoff } from '../kube/backoff.js';
 import { ConfigError, EXIT, UsageError, ValidationError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
@@ -24,12 +25,7 @@ export interface UpdateInfraStatusOptions extends CommandInputs, LongRunningOpti
 const PUBLISH_RETRY = { minMs: 1000, maxMs: 60_000 };
 
 export function parseFields(value: string): LbName[] {
-  const fields = value.split(',').map((f) => f.trim()).filter((f) => f !== '');
-  for (const f of fields) {
-    if (!LB_NAMES.includes(f as LbName)) throw new ValidationError('--fields', f, 'is not a list lbdns owns', `use a comma-separated subset of ${LB_NAMES.join(',')}`);
-  }
-  if (fields.length === 0) throw new ValidationError('--fields', value, 'is empty', `use a comma-separated subset of ${LB_NAMES.join(',')}`);
-  return [...new Set(fields as LbName[])];
+  return parseSubset('--fields', value, LB_NAMES, 'is not a list lbdns owns');
 }
 
 /** Publishes the LB IPs into the Infrastructure status once, or keeps them current with --watch. */
