@@ -179,3 +179,8 @@ export function validateGeoCode(field: string, value: unknown): string {
 export function validateWeight(field: string, value: unknown): number {
   return validateIntInRange(field, value, 0, 2 ** 31 - 1);
 }
+
+/** A path CoreDNS and dnsmasq read as one word, whole: no quotes, braces, whitespace or `#`. */
+export function isPlainPath(path: string): boolean {
+  return /^[A-Za-z0-9._/-]+$/.test(path);
+}

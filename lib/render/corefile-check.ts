@@ -2,7 +2,7 @@ import { quote, RenderError } from '../errors.js';
 import { parseGoDuration } from '../grammar/go-duration.js';
 import { parseHostPort } from '../grammar/host-port.js';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
-import { withinDnsLimits } from '../grammar/validate.js';
+import { isPlainPath, withinDnsLimits } from '../grammar/validate.js';
 import { LIMITS } from '../model.js';
 import { re2Parse } from './re2-syntax.js';
 
@@ -360,9 +360,6 @@ function checkBind(d: Directive): void {
   for (const a of d.args) if (canonicalIp(a.text) === null) throw new RenderError(`Corefile line ${d.line}: bind ${quote(a.text)} is not an IP address`);
 }
 
-/** A file path CoreDNS reads as one word: no quotes, braces, whitespace or `#`. */
-const PATH = /^[A-Za-z0-9._/-]+$/;
-
 /** loadbalance [round_robin | weighted WEIGHTFILE] { reload DURATION }, as CoreDNS 1.10.1's setup parses it. */
 function checkLoadbalance(d: Directive): void {
   const fail = (msg: string): never => {
@@ -375,7 +372,7 @@ function checkLoadbalance(d: Directive): void {
   }
   if (policy !== 'weighted') fail(`unknown policy "${policy}": use round_robin or weighted WEIGHTFILE`);
   if (file === undefined || rest.length > 0) fail('weighted takes exactly one argument, the weight file');
-  if (!PATH.test(file as string)) fail(`weight file "${file}" is not a plain path`);
+  if (!isPlainPath(file as string)) fail(`weight file "${file}" is not a plain path`);
   for (const line of d.block ?? []) {
     const [key, value, ...more] = line;
     if (key?.text !== 'reload' || value === undefined || more.length > 0) fail(`unexpected "${line.map((t) => t.text).join(' ')}" in the block: only "reload DURATION"`);
@@ -398,8 +395,8 @@ function checkFile(d: Directive, block: ServerBlockHead): void {
   };
   const [file, ...zones] = d.args.map((t) => t.text);
   if (file === undefined) fail('needs the zone file');
-  if (!PATH.test(file as string)) fail(`zone file "${file}" is not a plain path`);
-  const blockZones = block.keys.map((k) => k.replace(/:[0-9]+$/, '').replace(/\.$/, ''));
+  if (!isPlainPath(file as string)) fail(`zone file "${file}" is not a plain path`);
+  const blockZones = block.keys.map((k) => parseServerKey(k).zone.replace(/\.$/, ''));
   for (const zone of zones) {
     const bare = zone.replace(/\.$/, '');
     if (!NAME.test(bare) || !blockZones.some((b) => b === '' || bare === b || bare.endsWith(`.${b}`))) fail(`zone "${zone}" is not within the server block's zones`);
@@ -425,11 +422,15 @@ const CHECKS: Record<string, (d: Directive, block: ServerBlockHead) => void> = {
   bind: checkBind,
 };
 
-/** A server block key: a zone, optionally `:PORT` (1–65535), as CoreDNS reads `.:5353`. */
-function checkKey(key: string, line: number): void {
+/** A server block key as CoreDNS reads `.:5353`: the zone, and the port when one is given. */
+function parseServerKey(key: string): { readonly zone: string; readonly port: number | undefined } {
   const m = /^(.*?)(?::([0-9]{1,5}))?$/.exec(key);
-  const zone = m?.[1] ?? '';
-  const port = m?.[2] === undefined ? undefined : Number(m[2]);
+  return { zone: m?.[1] ?? '', port: m?.[2] === undefined ? undefined : Number(m[2]) };
+}
+
+/** A server block key: a zone, optionally `:PORT` (1–65535). */
+function checkKey(key: string, line: number): void {
+  const { zone, port } = parseServerKey(key);
   if ((zone !== '.' && !(NAME.test(zone) && withinDnsLimits(zone))) || (port !== undefined && (port < 1 || port > 65535))) {
     throw new RenderError(`Corefile line ${line}: server block key ${quote(key)} is not ZONE or ZONE:PORT`);
   }
@@ -596,9 +597,9 @@ export function checkCorefile(text: string): void {
 
 /** `example.com.:53`, `Example.com` and `example.com:53` are one server to CoreDNS (run without -dns.port, as lbdns runs it). */
 function serverKey(key: string): string {
-  const m = /^(.*?)(?::([0-9]{1,5}))?$/.exec(key);
-  const zone = (m?.[1] ?? '').toLowerCase();
-  return `${zone === '.' || zone.endsWith('.') ? zone : `${zone}.`}:${m?.[2] === undefined ? 53 : Number(m[2])}`;
+  const { zone: given, port } = parseServerKey(key);
+  const zone = given.toLowerCase();
+  return `${zone === '.' || zone.endsWith('.') ? zone : `${zone}.`}:${port ?? 53}`;
 }
 
 /** CoreDNS refuses the whole file when two server blocks (or one block's keys) serve one zone and port on a shared address. */

@@ -1,3 +1,4 @@
+import { isPlainPath } from '../grammar/validate.js';
 import { lstat, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RecordSet } from '../model.js';
@@ -13,7 +14,7 @@ import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-f
  * the drop-in's path is absolute and plain.
  */
 export function dnsmasqHostsDir(dropIn: string, flag: string): string {
-  if (!dropIn.startsWith('/') || !/^[A-Za-z0-9._/-]+$/.test(dropIn)) {
+  if (!dropIn.startsWith('/') || !isPlainPath(dropIn)) {
     throw new ConfigError(`${flag} ${quote(dropIn)}: the drop-in names the directory beside it that holds api-int's hosts file by its absolute path, so ${flag} must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
   }
   return join(dirname(dropIn), `${basename(dropIn).replace(/\.conf$/, '')}.hosts`);

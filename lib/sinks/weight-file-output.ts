@@ -1,3 +1,4 @@
+import { isPlainPath } from '../grammar/validate.js';
 import { dirname, join } from 'node:path';
 import { ConfigError, quote } from '../errors.js';
 import type { WeightBlock } from '../model.js';
@@ -14,7 +15,7 @@ const WEIGHT_FILE = 'Corefile.weights';
  */
 export function besideCorefile(corefile: string, name: string): string {
   const path = join(dirname(corefile), name);
-  if (!path.startsWith('/') || !/^[A-Za-z0-9._/-]+$/.test(path)) {
+  if (!path.startsWith('/') || !isPlainPath(path)) {
     throw new ConfigError(`--out ${quote(corefile)}: Gateway DNS writes ${name} beside the Corefile and names it there by its absolute path, so --out must be an absolute path of letters, digits, '.', '_', '-' and '/'`);
   }
   return path;
