@@ -8,6 +8,7 @@ import {
   elementsOf,
   endpointFromApi,
   endpointKey,
+  identityOf,
   validated,
   warnIgnored,
   type ApiObjectMeta,
@@ -26,12 +27,6 @@ export interface DNSRecord {
     readonly recordTTL?: unknown;
   };
 }
-
-/*
- * A Kubernetes object name (RFC 1123 subdomain). The source ends up in a Corefile comment,
- * so namespace and name are checked rather than trusted to have passed the API server.
- */
-const OBJECT_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
 
 /** The CRD's default, applied by the API server when the field is left out. */
 const DEFAULT_POLICY = 'Managed';
@@ -54,13 +49,10 @@ function ttlOf(record: DNSRecord, object: string, warn: Warn): number | undefine
   return value === 0 ? ZERO_TTL_MEANS : value;
 }
 
+/** The source ends up in a Corefile comment, so namespace and name are checked rather than trusted to have passed the API server. */
 function sourceOf(record: DNSRecord, object: string, warn: Warn): string | undefined {
-  const { namespace, name } = record.metadata ?? {};
-  if (typeof namespace !== 'string' || !OBJECT_NAME.test(namespace) || typeof name !== 'string' || !OBJECT_NAME.test(name)) {
-    warnIgnored(warn, `${object} metadata`, { namespace, name }, 'is not a valid namespace and name', 'record not served');
-    return undefined;
-  }
-  return `dnsrecord/${namespace}/${name}`;
+  const id = identityOf(record.metadata, object, warn, 'record not served');
+  return id === undefined ? undefined : `dnsrecord/${id.namespace}/${id.name}`;
 }
 
 function nameOf(record: DNSRecord, object: string, warn: Warn): string | undefined {
