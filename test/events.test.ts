@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { dirname, join } from 'node:path';
-import { captured, dnsRecord, DNSRECORD_NS, startCluster, startMonitor, until, type ClusterFixture } from './support/cluster-fixture.js';
+import { captured, dnsRecord, DNSRECORD_NS, DOMAIN, startCluster, startMonitor, until, type ClusterFixture } from './support/cluster-fixture.js';
 import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
 
 const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'openshift-lbdns', name: 'lbdns-coredns-master-0' } satisfies InvolvedObject;
@@ -160,6 +160,26 @@ test('the monitor reports a DNSRecord name outside the cluster domain as a NameR
     assert.equal(event?.involvedObject, POD);
     assert.match(event?.message ?? '', new RegExp(`dnsrecord ${DNSRECORD_NS}/hijack spec\\.dnsName: "www\\.bank\\.example\\." is outside the cluster domain`));
   });
+});
+
+test("a DNSRecord for the cluster domain's apex is counted as outside-domain, one for api-int as api-name", async () => {
+  const cluster = await startCluster();
+  const monitor = await startMonitor(cluster);
+  try {
+    await cluster.server.create(dnsRecord('apex', { dnsName: `${DOMAIN}.`, targets: ['10.0.9.9'] }));
+    await cluster.server.create(dnsRecord('api-int', { dnsName: `api-int.${DOMAIN}.`, targets: ['10.0.9.9'] }));
+    const expected = [/^lbdns_names_refused_total\{source="dnsrecords",reason="outside-domain"\} 1$/m, /^lbdns_names_refused_total\{source="dnsrecords",reason="api-name"\} 1$/m];
+    let text = '';
+    await until('both refusals counted', async () => {
+      text = await (await fetch(`http://${monitor.health}/metrics`)).text();
+      return expected.every((e) => e.test(text));
+    }, 8000).catch(() => undefined);
+    for (const e of expected) assert.match(text, e);
+    assert.match(text, /^lbdns_names_refused_total\{source="dnsrecords",reason="invalid"\} 0$/m);
+  } finally {
+    await monitor.stop();
+    await cluster.close();
+  }
 });
 
 test('a DNSPolicy whose excludeAddresses holds a CIDR that does not parse is not applied, with an Event on the policy in its namespace', async () => {

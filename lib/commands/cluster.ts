@@ -222,15 +222,13 @@ export interface PipelineOptions {
 /**
  * Why a source warning refused a DNS name an object asked for, as a metric label in the words
  * Gateway DNS refusals use (gateway-claims.ts); undefined when it refused other data. Names
- * are the fields ending in dnsName or hostname(s).
+ * are the fields ending in dnsName or hostname(s); a claim the source refused says which
+ * (NameClaim), any other refusal of a name is of its syntax.
  */
 function nameRefusal(fields: Readonly<Record<string, unknown>>): (typeof INGRESS_REFUSALS)[number] | undefined {
   const where = typeof fields.where === 'string' ? fields.where : '';
   if (!/(dnsName|hostnames?)(\[\d+\])?$/.test(where)) return undefined;
-  const reason = typeof fields.reason === 'string' ? fields.reason : '';
-  if (reason.includes('outside')) return 'outside-domain';
-  if (reason.includes('API names')) return 'api-name';
-  return 'invalid';
+  return INGRESS_REFUSALS.find((r) => r === fields.refusal) ?? 'invalid';
 }
 
 /** The reasons nameRefusal gives. */

@@ -61,26 +61,32 @@ function nameOf(record: DNSRecord, object: string, warn: Warn): string | undefin
   return validated(where, value, warn, () => validateDnsName(where, value, { allowWildcard: true, minLabels: 2 }), 'record not served');
 }
 
+/** Why a DNSRecord may not have its name, with the `refusal` label of lbdns_names_refused_total. */
+interface NameClaim {
+  readonly refusal: 'outside-domain' | 'api-name';
+  readonly reason: string;
+}
+
 /**
  * Why the cluster's CoreDNS must not serve `name` for a DNSRecord, or undefined when it may.
  * Every node resolves through that CoreDNS, so a record outside the cluster domain would
  * take over a name of the wider world for the whole cluster, and one for api or api-int
  * would redirect the API; ingress DNSRecords only ever name names under the domain.
  */
-function outOfScope(name: string, domain: string): string | undefined {
+function outOfScope(name: string, domain: string): NameClaim | undefined {
   const body = name.startsWith('*.') ? name.slice(2) : name;
-  if (body !== domain && !body.endsWith(`.${domain}`)) return `is outside the cluster domain ${domain}`;
+  if (body !== domain && !body.endsWith(`.${domain}`)) return { refusal: 'outside-domain', reason: `is outside the cluster domain ${domain}` };
   return apiNameClaim(name, domain);
 }
 
 /** A claim on the cluster's API names or on the domain's apex (its SOA, NS and the rest stay the domain's DNS's), for Unmanaged records too: the admin is given them. */
-function apiNameClaim(name: string, domain: string): string | undefined {
-  if (name === domain) return `is the cluster domain itself, whose apex records (SOA, NS) are the domain's DNS's`;
+function apiNameClaim(name: string, domain: string): NameClaim | undefined {
+  if (name === domain) return { refusal: 'outside-domain', reason: `is the cluster domain itself, whose apex records (SOA, NS) are the domain's DNS's` };
   const body = name.startsWith('*.') ? name.slice(2) : name;
-  if (domain.endsWith(`.${body}`)) return `is ${name === body ? 'a parent of' : 'a wildcard over'} the cluster domain ${domain}, whose names are not the cluster's to give`;
+  if (domain.endsWith(`.${body}`)) return { refusal: 'outside-domain', reason: `is ${name === body ? 'a parent of' : 'a wildcard over'} the cluster domain ${domain}, whose names are not the cluster's to give` };
   const api = [`api.${domain}`, `api-int.${domain}`];
-  if (api.includes(name)) return `is one of the cluster's API names (${api.join(', ')}), which only the API LBs answer for`;
-  if (name === `*.${domain}`) return `is a wildcard covering the cluster's API names (${api.join(', ')}), which only the API LBs answer for`;
+  if (api.includes(name)) return { refusal: 'api-name', reason: `is one of the cluster's API names (${api.join(', ')}), which only the API LBs answer for` };
+  if (name === `*.${domain}`) return { refusal: 'api-name', reason: `is a wildcard covering the cluster's API names (${api.join(', ')}), which only the API LBs answer for` };
   return undefined;
 }
 
@@ -154,7 +160,7 @@ export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn
     if (policy === 'Unmanaged') {
       const claim = apiNameClaim(name, domain);
       if (claim !== undefined) {
-        warnIgnored(warn, `${object} spec.dnsName`, record.spec?.dnsName, claim, 'record not reported');
+        warnIgnored(warn, `${object} spec.dnsName`, record.spec?.dnsName, claim.reason, 'record not reported', { refusal: claim.refusal });
         continue;
       }
       // Reported with what the admin's DNS must hold; a target lbdns could not vouch for is left out.
@@ -164,7 +170,7 @@ export function dnsRecordsContribution(records: readonly DNSRecord[], warn: Warn
     }
     const refused = outOfScope(name, domain);
     if (refused !== undefined) {
-      warnIgnored(warn, `${object} spec.dnsName`, record.spec?.dnsName, refused, 'record not served');
+      warnIgnored(warn, `${object} spec.dnsName`, record.spec?.dnsName, refused.reason, 'record not served', { refusal: refused.refusal });
       continue;
     }
     const targets = targetsOf(record, object, warn);

@@ -32,8 +32,8 @@ function logged(value: unknown): unknown {
 }
 
 /** `outcome` tells the admin what was left out because of it: the value, a record, a node. */
-export function warnIgnored(warn: Warn, where: string, value: unknown, reason: string, outcome = 'ignored'): void {
-  warn(`${where}: ${value === undefined ? '' : `${quote(value)} `}${reason}; ${outcome}`, { where, value: logged(value), reason });
+export function warnIgnored(warn: Warn, where: string, value: unknown, reason: string, outcome = 'ignored', more: Readonly<Record<string, unknown>> = {}): void {
+  warn(`${where}: ${value === undefined ? '' : `${quote(value)} `}${reason}; ${outcome}`, { where, value: logged(value), reason, ...more });
 }
 
 /** Runs a lib/validate.ts check, turning its ValidationError into a warning and undefined. */
