@@ -9,8 +9,8 @@ import type { ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce, type OneShotState } from './one-shot.js';
 import { renderZones } from '../render/zone-file.js';
-import { weightFileDiff, weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
-import { writeZoneFiles, zoneFileDiff, zoneFilePaths } from '../sinks/zone-file-output.js';
+import { weightFileDiff, weightFilePath } from '../sinks/weight-file-output.js';
+import { zoneFileDiff, zoneFilePaths } from '../sinks/zone-file-output.js';
 import type { RecordSet } from '../model.js';
 
 const IF_UNREACHABLE = ['fail', 'keep'] as const;
@@ -83,15 +83,10 @@ export async function renderCorefileCommand(opts: RenderCorefileOptions): Promis
   if (out !== undefined && out !== '-' && !opts.diff) await checkCorefileOutputs(out, gateway, opts.dnsmasqOut);
   const recordSet = gateway ? { ...state.recordSet, ...gateway } : state.recordSet;
   const text = renderCorefile(recordSet, template.text, template.source);
-  if (gateway && !opts.diff) {
-    // Before the Corefile that names them: CoreDNS must find each one whole.
-    await writeWeightFile(gateway.weightFile, recordSet.weights ?? []);
-    await writeZoneFiles(recordSet, renderZones(recordSet));
-  }
   // The files the Corefile names change without it (a Gateway's address): --diff shows them too.
   const dataDiff = gateway && opts.diff ? await gatewayFilesDiff(recordSet, gateway.weightFile) : '';
   opts.io.stdout.write(dataDiff);
-  const emitted = await emitCorefile(text, out, opts.diff, opts.io.stdout);
+  const emitted = await emitCorefile(text, out, opts.diff, opts.io.stdout, recordSet);
   if (emitted.kind === 'file') log.info(emitted.written ? 'Corefile written' : 'Corefile unchanged', { path: emitted.path });
   if (opts.dnsmasqOut !== undefined) {
     // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.

@@ -1,5 +1,4 @@
 import { Backoff } from '../kube/backoff.js';
-import { writeFileAtomic } from '../sinks/atomic-write.js';
 import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
 import { parseDnsServer } from '../resolve/host-resolver.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
@@ -18,9 +17,9 @@ import type { ApiIntGate } from '../runtime/api-int-gate.js';
 import { recordChanges } from '../resolve/record-changes.js';
 import { whyNotServed } from '../resolve/record-set.js';
 import { renderCorefile } from '../render/corefile.js';
-import { checkCorefileOutputs, checkLocalOutputs, type LoadedTemplate } from '../sinks/corefile-output.js';
-import { weightFilePath, writeWeightFile } from '../sinks/weight-file-output.js';
-import { writeZoneFiles, zoneFilePaths } from '../sinks/zone-file-output.js';
+import { checkCorefileOutputs, checkLocalOutputs, writeCorefileFiles, type LoadedTemplate } from '../sinks/corefile-output.js';
+import { weightFilePath } from '../sinks/weight-file-output.js';
+import { zoneFilePaths } from '../sinks/zone-file-output.js';
 import { renderZones } from '../render/zone-file.js';
 import { watchFile } from '../inputs/watch-file.js';
 import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
@@ -193,16 +192,10 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
       log.error('render failed; the Corefile on disk is kept', { error: (err as Error).message });
       return false;
     }
-    // writeFileAtomic compares with the bytes on disk, so a file changed behind lbdns's back is
-    // put right at the next computation, and an unchanged one is not touched.
     let written: boolean;
-    let dataWritten = false;
+    let dataWritten: boolean;
     try {
-      if (gatewayFiles) {
-        const weights = await writeWeightFile(gatewayFiles.weightFile, recordSet.weights ?? []);
-        dataWritten = (await writeZoneFiles(recordSet, zones)).some((w) => w.written) || weights.written;
-      }
-      ({ written } = await writeFileAtomic(out, text));
+      ({ corefile: written, data: dataWritten } = await writeCorefileFiles(out, text, recordSet, zones));
     } catch (err) {
       metrics.renders.inc({ result: 'failed' });
       metrics.corefileOutOfDate.set(1);

@@ -9,6 +9,10 @@ import { DEFAULTS } from '../model.js';
 import { ConfigError, MissingDataError, quote } from '../errors.js';
 import { checkCorefile } from '../render/corefile-check.js';
 import { builtinTemplate } from '../render/templates.js';
+import { renderZones } from '../render/zone-file.js';
+import type { RecordSet } from '../model.js';
+import { writeWeightFile } from './weight-file-output.js';
+import { writeZoneFiles } from './zone-file-output.js';
 
 export interface LoadedTemplate {
   readonly text: string;
@@ -65,8 +69,8 @@ export async function keepCorefile(out: string, unreachable: Error): Promise<{ r
 
 export type Emitted = { readonly kind: 'stdout' } | { readonly kind: 'file'; readonly path: string; readonly written: boolean } | { readonly kind: 'diff'; readonly diff: string };
 
-/** `out` undefined or '-' → stdout; `diff` → what would change on disk, nothing written. */
-export async function emitCorefile(text: string, out: string | undefined, diff: boolean, stdout: { write(s: string): unknown }): Promise<Emitted> {
+/** `out` undefined or '-' → stdout; `diff` → what would change on disk, nothing written; a file → it and the files it names (writeCorefileFiles). */
+export async function emitCorefile(text: string, out: string | undefined, diff: boolean, stdout: { write(s: string): unknown }, recordSet: RecordSet): Promise<Emitted> {
   if (diff) {
     if (out === undefined || out === '-') throw new ConfigError('--diff compares with the file on disk: give --out FILE');
     const current = (await readInputFileIfPresent(out, { flag: '--out', maxBytes: OUTPUT_FILE_MAX_BYTES })) ?? '';
@@ -80,6 +84,22 @@ export async function emitCorefile(text: string, out: string | undefined, diff: 
     stdout.write(text);
     return { kind: 'stdout' };
   }
-  const { written } = await writeFileAtomic(out, text);
+  const { corefile: written } = await writeCorefileFiles(out, text, recordSet, renderZones(recordSet));
   return { kind: 'file', path: out, written };
+}
+
+/**
+ * The Corefile at `out` and, with Gateway DNS, the weight file and zone files it names, these
+ * first: CoreDNS must find each whole when it reads a Corefile naming it. Each is written only
+ * when its bytes change (writeFileAtomic, writeZoneFile), so a file changed behind lbdns's back
+ * is put right and an unchanged one left alone; `data` says whether a named file was.
+ */
+export async function writeCorefileFiles(out: string, text: string, recordSet: RecordSet, zones: ReadonlyMap<string, string>): Promise<{ readonly corefile: boolean; readonly data: boolean }> {
+  let data = false;
+  if (recordSet.weightFile !== undefined) {
+    const weights = await writeWeightFile(recordSet.weightFile, recordSet.weights ?? []);
+    data = (await writeZoneFiles(recordSet, zones)).some((w) => w.written) || weights.written;
+  }
+  const { written } = await writeFileAtomic(out, text);
+  return { corefile: written, data };
 }
