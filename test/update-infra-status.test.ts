@@ -365,6 +365,19 @@ test('a router Service with 17 ingress IPs exits 2 naming the list, and nothing 
   }
 });
 
+test('an LB ConfigMap with 17 api-int IPs exits 2 naming the list, and nothing is written', async () => {
+  const cluster = await startCluster();
+  try {
+    await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-ips': Array.from({ length: 17 }, (_, i) => `10.0.4.${i + 1}`).join(',') } });
+    const result = await publish(cluster);
+    assert.is(result.code, 2, result.stderr);
+    assert.match(result.stderr, 'apiIntLoadBalancerIPs');
+    assert.equal((await patches(cluster.server)), []);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('beside the ingress operator, lbdns owning api and api-int never touches ingressLoadBalancerIPs', async () => {
   const cluster = await startCluster();
   try {

@@ -38,7 +38,7 @@ export function lbConfigContribution(configMap: V1ConfigMap | undefined, warn: W
   const object = describeObject('configmap', configMap?.metadata);
   for (const [key, lb] of Object.entries(LB_CONFIG_KEYS)) {
     const where = `${object} data.${key}`;
-    lbs[lb] = endpointsFromApi(entriesOf(configMap?.data?.[key], where, warn), where, warn);
+    lbs[lb] = endpointsFromApi(entriesOf(configMap?.data?.[key], where, warn), warn);
   }
   return { lbs };
 }

@@ -129,13 +129,17 @@ export function ipsFromApi(values: unknown, where: string, warn: Warn): string[]
   return distinctCapped(found, (ip) => ip, where, warn);
 }
 
-/** Endpoints of already located values: invalid and repeated ones dropped, at most 16. */
-export function endpointsFromApi(values: readonly Located<unknown>[], where: string, warn: Warn): Endpoint[] {
+/**
+ * An LB's endpoints from already located values: invalid and repeated ones dropped. Not cut
+ * at 16, as a tenant's list is: an LB's list is the installer's or the admin's, and over the
+ * limit it is refused whole where it is served or published, naming it, never served cut.
+ */
+export function endpointsFromApi(values: readonly Located<unknown>[], warn: Warn): Endpoint[] {
   const found = values.flatMap(({ item, where: at }) => {
     const endpoint = endpointFromApi(item, at, warn);
     return endpoint === undefined ? [] : [{ item: endpoint, where: at }];
   });
-  return distinctCapped(found, endpointKey, where, warn);
+  return distinct(found, endpointKey, warn);
 }
 
 /*
