@@ -33,9 +33,9 @@ Lists('IP endpoints and the addresses of resolved hostnames merge into one sorte
   assert.equal(lists.ingress, ['10.0.1.2', '10.0.1.9', '10.0.1.10', 'fd00::1', 'fd00::9']);
 });
 
-Lists('a hostname with no resolution contributes nothing', () => {
-  const lists = lbIpLists(spec({ api: [host('unresolved.example.com'), ip('10.0.0.10')] }), new Map());
-  assert.equal(lists, { api: ['10.0.0.10'], 'api-int': [], ingress: [] });
+Lists('an LB with a host name not resolved has no list, not the IPs of its other endpoints', () => {
+  const lists = lbIpLists(spec({ api: [host('unresolved.example.com'), ip('10.0.0.10')], 'api-int': [ip('10.0.0.11')] }), new Map());
+  assert.equal(lists, { api: [], 'api-int': ['10.0.0.11'], ingress: [] });
 });
 
 Lists('16 IPs fit in a list', () => {

@@ -365,6 +365,23 @@ test('a router Service with 17 ingress IPs exits 2 naming the list, and nothing 
   }
 });
 
+test("an LB one of whose host names has no answer leaves its published list as it is, rather than shrink it to the other's IPs", async () => {
+  await withDnsServer(async (dns) => {
+    dns.set('a.lb.test', { A: ['10.0.0.1'] });
+    dns.fail('b.lb.test', 'servfail');
+    const cluster = await startCluster({ platformStatus: clusterHosted({ ...ALL_LISTS, apiIntLoadBalancerIPs: ['10.0.0.1', '10.0.0.2'] }) });
+    try {
+      await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-ips': 'a.lb.test,b.lb.test' } });
+      const result = await publish(cluster, '--dns-server', dns.address);
+      assert.is(result.code, 0, result.stderr);
+      assert.match(result.stderr, /"list":"apiIntLoadBalancerIPs"/);
+      assert.equal((await clusterHostedOf(cluster.server))?.apiIntLoadBalancerIPs, ['10.0.0.1', '10.0.0.2']);
+    } finally {
+      await cluster.close();
+    }
+  });
+});
+
 test('an LB ConfigMap with 17 api-int IPs exits 2 naming the list, and nothing is written', async () => {
   const cluster = await startCluster();
   try {

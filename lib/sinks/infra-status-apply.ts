@@ -95,7 +95,7 @@ async function publishTries(kc: KubeConfig, lists: LbIpLists, opts: PublishOptio
         // A refusal of the plan (a dnsType lbdns may not write over) is not worth a re-read.
         throw new AbortError(err as Error);
       }
-      for (const lb of plan.skipped) opts.log.warn('no IP known for this LB; its status list is left as it is', { list: STATUS_LISTS[lb] });
+      for (const lb of plan.skipped) opts.log.warn('no IP known for this LB, or not all of them (a host name has not answered); its status list is left as it is', { list: STATUS_LISTS[lb] });
       if (plan.patch === null) return { plan, patched: false };
       const key = platformStatusKey(plan.platform);
       const patch = async (dryRun: boolean): Promise<Infrastructure> => {

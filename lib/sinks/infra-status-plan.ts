@@ -9,10 +9,12 @@ export type LbIpLists = Readonly<Record<LbName, readonly string[]>>;
 /**
  * Sorted, de-duplicated IPs of the `owned` LBs (the others stay empty: another writer's
  * list is none of lbdns's business); more than the CRD's 16 is an error naming the list,
- * never a silent cut.
+ * never a silent cut. An LB one of whose host names has not answered is empty too, so
+ * left as published: its other host names' IPs are not all of its IPs.
  */
 export function lbIpLists(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, owned: readonly LbName[] = LB_NAMES): LbIpLists {
-  const lists = Object.fromEntries(LB_NAMES.map((lb) => [lb, owned.includes(lb) ? sortUniqueIps(addressesOf(spec.lbs[lb], resolutions)) : []])) as Record<LbName, string[]>;
+  const known = (lb: LbName) => spec.lbs[lb].every((e) => e.kind === 'ip' || resolutions.has(e.hostname));
+  const lists = Object.fromEntries(LB_NAMES.map((lb) => [lb, owned.includes(lb) && known(lb) ? sortUniqueIps(addressesOf(spec.lbs[lb], resolutions)) : []])) as Record<LbName, string[]>;
   for (const lb of owned) {
     if (lists[lb].length > LIMITS.maxIpsPerName) {
       throw new ValidationError(STATUS_LISTS[lb], lists[lb], `has ${lists[lb].length} IPs; the Infrastructure status takes at most ${LIMITS.maxIpsPerName}`, 'reduce the LB endpoints; lbdns does not cut the list silently');
