@@ -8,7 +8,7 @@ export class CheckDnsCommand extends ClusterCommand {
   static override usage = Command.Usage({
     description: "Check the admin's DNS servers against the LB IPs",
     details:
-      'Checks that the admin\'s DNS servers answer api, api-int and *.apps with the load balancers\' IPs. Asks each server for A and AAAA of api.<domain>, api-int.<domain> and a random name under apps.<domain> and, with a cluster, each ingress controller\'s DNSRecord name (a random name under a wildcard), follows CNAMEs, and compares with the LB IPs from the same inputs as render-corefile (LB host names resolved through --dns-server or the system). Verdicts: ok, missing (NXDOMAIN/NODATA), wrong IP (none expected), partial (some lacking or extra), unreachable (timeout, refused, SERVFAIL). Exits 3 when any row is not ok, unless --warn-only.',
+      'Checks that the admin\'s DNS servers answer api, api-int and *.apps with the load balancers\' IPs. Asks each server for A and AAAA of api.<domain>, api-int.<domain> and a random name under apps.<domain> and, with a cluster, each ingress controller\'s DNSRecord name (a random name under a wildcard), follows CNAMEs, and compares with the LB IPs from the same inputs as render-corefile (LB host names resolved through --dns-server or the system). Verdicts: ok, missing (NXDOMAIN/NODATA), wrong IP (none expected), partial (some lacking or extra), unreachable (no answer: a timeout, nothing listening), error answer (REFUSED, SERVFAIL). Exits 3 when any row is not ok, unless --warn-only.',
     examples: [
       ['Check the system resolvers against the example cluster', 'lbdns check-dns --example'],
       ['Check two DNS servers before installing', 'lbdns check-dns --config cluster.yaml --server 192.0.2.53 --server 192.0.2.54'],
@@ -19,7 +19,7 @@ export class CheckDnsCommand extends ClusterCommand {
 
   static override exitCodes = {
     0: 'every answer matches',
-    1: "a host name did not resolve, the write failed, the API server was unreachable, or the role's names were still missing after --wait-timeout",
+    1: "a host name did not resolve, the API server was unreachable, the role's names were still missing after --wait-timeout, or nothing was left to check (0 with --warn-only)",
     2: 'a bad flag or value, an unreadable config file, kubeconfig or template, no usable upstream, or a request refused by RBAC',
     3: 'a server answered otherwise than the LBs, or did not answer (0 with --warn-only)',
   };

@@ -20,7 +20,7 @@ export class UpdateInfraStatusCommand extends ClusterCommand {
   static override exitCodes = {
     0: 'published, or already up to date',
     1: 'API failures after retries, or the owned names still missing after --wait-timeout',
-    2: 'dnsType is PlatformDefault, or not set without --set-dns-type-cluster-hosted; the API server refused the patch, no Infrastructure, or RBAC refused',
+    2: 'a bad flag or value, --example, no or an unreadable kubeconfig, a platform other than AWS, GCP and Azure; dnsType is PlatformDefault, or not set without --set-dns-type-cluster-hosted; a list over 16 IPs, a CRD with no field for the lists, the API server refused the patch, no Infrastructure, or RBAC refused',
   };
 
   fields = oneValue('--fields', 'api,api-int,ingress', { description: 'The lists lbdns owns: a comma-separated subset of api,api-int,ingress (default all three)' });
