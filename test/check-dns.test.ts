@@ -528,6 +528,15 @@ test('--apps-host takes a full name under apps as well as a label', async () => 
   assert.ok(json.checks.some((x) => x.query === c.apps));
 });
 
+test('a bad --apps-host exits 2 before any DNS server is asked, whatever --names checks', async () => {
+  const c = newCluster({ appsHost: null });
+  admin.resetCounts();
+  const r = await runLbdns(['check-dns', '--domain', c.domain, '--api-lb', '10.0.0.10', '--api-int-lb', '10.0.0.20', '--ingress-lb', '10.0.1.30', '--server', admin.address, '--names', 'api', '--apps-host', 'bad..name']);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, '--apps-host');
+  assert.is(admin.queries(), 0);
+});
+
 test('with a kubeconfig, a private cluster (no external API LB): api is checked against the internal API LB, as api-int', async () => {
   const cluster = await startCluster();
   try {

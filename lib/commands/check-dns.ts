@@ -101,8 +101,7 @@ async function resolveServers(values: readonly string[] | undefined): Promise<As
 function appsQuery(domain: string, appsHost: string | undefined): string {
   const apps = `apps.${domain}`;
   if (appsHost === undefined) return randomUnder(apps);
-  const name = validateDnsName('--apps-host', appsHost);
-  return name.endsWith(`.${apps}`) ? name : `${name}.${apps}`;
+  return appsHost.endsWith(`.${apps}`) ? appsHost : `${appsHost}.${apps}`;
 }
 
 const randomUnder = (zone: string): string => `lbdns-check-${Math.random().toString(16).slice(2, 10).padEnd(8, '0')}.${zone}`;
@@ -125,6 +124,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   const output = parseOutput(opts.output);
   const wanted = parseRecordNames(opts.names, 'check-dns');
   const timeoutMs = parseDurationMs('--timeout', opts.timeout, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
+  const appsHost = opts.appsHost === undefined ? undefined : validateDnsName('--apps-host', opts.appsHost);
   const servers = await resolveServers(opts.servers);
   const log = loggerFor(opts.io);
   const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false, check: (raw) => checkGatewayAsked(opts.names, wanted, raw) });
@@ -172,7 +172,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
       skip(n.name, `not checked: ${noAddressReason(n)}`);
       continue;
     }
-    targets.push({ name: n.name, query: check === 'apps' ? appsQuery(state.spec.domain, opts.appsHost) : n.name, expected, ownName: ownHostname(n.endpoints) });
+    targets.push({ name: n.name, query: check === 'apps' ? appsQuery(state.spec.domain, appsHost) : n.name, expected, ownName: ownHostname(n.endpoints) });
   }
   if (targets.length === 0) {
     const why = `nothing to check: ${skipped.length === 0 ? 'no name of --names has records' : skipped.map((s) => `${s.name} ${s.reason}`).join('; ')}`;
