@@ -375,6 +375,8 @@ test("an LB one of whose host names has no answer leaves its published list as i
       const result = await publish(cluster, '--dns-server', dns.address);
       assert.is(result.code, 0, result.stderr);
       assert.match(result.stderr, /"list":"apiIntLoadBalancerIPs"/);
+      assert.match(result.stderr, /"msg":"nothing to send: the lists lbdns knows the IPs of are up to date","platform":"AWS","leftAlone":\["apiIntLoadBalancerIPs"\]/);
+      assert.not.match(result.stderr, 'already up to date');
       assert.equal((await clusterHostedOf(cluster.server))?.apiIntLoadBalancerIPs, ['10.0.0.1', '10.0.0.2']);
     } finally {
       await cluster.close();

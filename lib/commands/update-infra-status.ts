@@ -3,6 +3,7 @@ import { Backoff } from '../kube/backoff.js';
 import { ConfigError, EXIT, UsageError, ValidationError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { lbIpLists, publishTarget } from '../sinks/infra-status-plan.js';
+import { STATUS_LISTS } from '../sources/infra-lbs.js';
 import { publishLbIps } from '../sinks/infra-status-apply.js';
 import { createMetrics, type Metrics } from '../runtime/metrics.js';
 import { LB_NAMES, type ClusterSpec, type LbName, type Resolution } from '../model.js';
@@ -79,7 +80,8 @@ async function publishOnce(opts: UpdateInfraStatusOptions, owned: readonly LbNam
   const monitor = await startPipeline(ctx, { ...pipeline, check, sink: async () => undefined });
   try {
     const { patched, plan } = await publish(await monitor.whenComplete(opts.cluster.waitTimeoutMs), deadline);
-    if (!patched && plan.patch === null) log.info('Infrastructure status already up to date; nothing sent', { platform: plan.platform });
+    // The lists it skipped were said one by one (publishLbIps): up to date only as to the others.
+    if (!patched && plan.patch === null) log.info(plan.skipped.length === 0 ? 'Infrastructure status already up to date; nothing sent' : 'nothing to send: the lists lbdns knows the IPs of are up to date', { platform: plan.platform, ...(plan.skipped.length === 0 ? {} : { leftAlone: plan.skipped.map((lb) => STATUS_LISTS[lb]) }) });
   } finally {
     await monitor.stop();
   }
