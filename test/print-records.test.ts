@@ -440,6 +440,19 @@ test("an Unmanaged ingress controller's DNSRecord is printed for the admin at it
   }
 });
 
+test("--names dnsrecords leaves out a DNSRecord for *.apps, which goes with the router LB alone", async () => {
+  const cluster = await startCluster();
+  try {
+    await cluster.server.create(dnsRecord('default-wildcard', { dnsName: `*.apps.${CLUSTER_DOMAIN}.`, targets: ['10.0.9.9'] }));
+    await cluster.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${CLUSTER_DOMAIN}.`, targets: ['10.0.3.40'] }));
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--names', 'dnsrecords']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal(recordLines(r.stdout), [`*.apps3.${CLUSTER_DOMAIN}. 30 IN A 10.0.3.40`]);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('two ingress DNSRecords of one name give one set of records, the Managed one (what CoreDNS serves), and named-checkzone loads the zone', async () => {
   const cluster = await startCluster();
   try {

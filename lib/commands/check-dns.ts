@@ -151,9 +151,9 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
       continue;
     }
     if (check === 'dnsrecords') {
-      const checked = new Set(known.filter((k) => wanted.some((w) => w !== 'dnsrecords' && w !== 'gateway' && RECORD_NAME_LB[w] === k.lb)).map((k) => k.name));
+      const lbNames = new Set(known.map((k) => k.name));
       // One check a name, against what print-records gives for it.
-      for (const { record: r, givenBy } of adminDnsRecords(dnsRecordsBeside(state.spec.extraRecords, checked), dnsRecordsBeside(state.unmanaged, checked))) {
+      for (const { record: r, givenBy } of adminDnsRecords(dnsRecordsBeside(state.spec.extraRecords, lbNames), dnsRecordsBeside(state.unmanaged, lbNames))) {
         if (givenBy !== undefined) continue;
         // A target that does not resolve gives no address: the name is listed as not checked, as one whose LB has none.
         const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname).catch(() => []))))).flat())].sort();

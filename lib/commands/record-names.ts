@@ -23,7 +23,7 @@ export function checkGatewayAsked(names: string | undefined, wanted: readonly Re
 }
 
 /**
- * The ingress DNSRecords beside the LB names also asked for: an LB's name goes with its LB
+ * The ingress DNSRecords beside the LB names, asked for or not: an LB's name goes with its LB
  * alone, as the Corefile serves it (the default ingress DNSRecord names *.apps for the router
  * LB, which would give *.apps twice, or a CNAME beside its A records).
  */
