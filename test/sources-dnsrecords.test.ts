@@ -87,7 +87,14 @@ test('a wildcard over a whole top-level domain (*.com) is refused with a warning
   const { warn, messages } = collector();
   const c = dnsRecordsContribution([record('r', { dnsName: '*.com.', recordType: 'A', targets: ['10.0.0.1'] })], warn, DOMAIN);
   assert.equal(c.extraRecords, []);
-  assert.match(messages()[0] ?? '', `dnsrecord ${NS}/r spec.dnsName: "*.com." is outside the cluster domain`);
+  assert.match(messages()[0] ?? '', `dnsrecord ${NS}/r spec.dnsName: "*.com." needs at least 2 labels after the *`);
+});
+
+test('an Unmanaged wildcard over a whole top-level domain (*.org) is not given to the admin', () => {
+  const { warn, messages } = collector();
+  const c = dnsRecordsContribution([record('r', { dnsName: '*.org.', recordType: 'A', targets: ['10.0.0.1'], dnsManagementPolicy: 'Unmanaged' })], warn, DOMAIN);
+  assert.equal(c.unmanaged, []);
+  assert.match(messages()[0] ?? '', 'needs at least 2 labels after the *');
 });
 
 test('a name that only ends in the same letters as the domain is outside it', () => {

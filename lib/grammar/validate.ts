@@ -52,7 +52,8 @@ export function validateDnsName(field: string, value: unknown, opts: { allowWild
   // Node's resolver converts names through IDNA: an invalid xn-- label would be looked up as something else.
   const idn = labels.find((label) => label.startsWith('xn--') && domainToASCII(label) !== label);
   if (idn !== undefined) fail(`has the label ${quote(idn)}, which is not valid Punycode (IDNA), so a resolver would not look it up as written`);
-  if (labels.length + (wildcard ? 1 : 0) < (opts.minLabels ?? 1)) fail(`needs at least ${opts.minLabels} labels`);
+  // A wildcard's `*` is no label of its own here: `*.org` covers a whole top-level domain.
+  if (labels.length < (opts.minLabels ?? 1)) fail(`needs at least ${opts.minLabels} labels${wildcard ? ' after the *' : ''}`);
   return name;
 }
 
