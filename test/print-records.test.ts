@@ -453,6 +453,21 @@ test("--names dnsrecords leaves out a DNSRecord for *.apps, which goes with the 
   }
 });
 
+test("a DNSRecord naming a node is not given to the admin, whose zone holds the node's own record, and the log says so", async () => {
+  const cluster = await startCluster();
+  try {
+    await cluster.server.create(dnsRecord('over-node', { dnsName: `master-0.${CLUSTER_DOMAIN}.`, targets: ['203.0.113.2'], dnsManagementPolicy: 'Unmanaged' }));
+    await cluster.server.create(dnsRecord('apps3', { dnsName: `*.apps3.${CLUSTER_DOMAIN}.`, targets: ['10.0.3.40'] }));
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--names', 'dnsrecords', '--format', 'nsupdate']);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.match(r.stdout, 'master-0');
+    assert.match(r.stdout, `update add *.apps3.${CLUSTER_DOMAIN}.`);
+    assert.match(r.stderr, /"msg":"DNSRecord not given to the admin's DNS: it names a node, whose own record there it would replace","name":"master-0\.c1\.example\.com"/);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('two ingress DNSRecords of one name give one set of records, the Managed one (what CoreDNS serves), and named-checkzone loads the zone', async () => {
   const cluster = await startCluster();
   try {

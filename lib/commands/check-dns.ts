@@ -153,7 +153,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
     if (check === 'dnsrecords') {
       const lbNames = new Set(known.map((k) => k.name));
       // One check a name, against what print-records gives for it.
-      for (const { record: r, givenBy } of adminDnsRecords(dnsRecordsBeside(state.spec.extraRecords, lbNames), dnsRecordsBeside(state.unmanaged, lbNames))) {
+      for (const { record: r, givenBy } of adminDnsRecords(dnsRecordsBeside(state.spec.extraRecords, lbNames, state.spec, log), dnsRecordsBeside(state.unmanaged, lbNames, state.spec, log))) {
         if (givenBy !== undefined) continue;
         // A target that does not resolve gives no address: the name is listed as not checked, as one whose LB has none.
         const expected = [...new Set((await Promise.all(r.targets.map((t) => (t.kind === 'ip' ? [t.ip] : addressesNow(t.hostname).catch(() => []))))).flat())].sort();

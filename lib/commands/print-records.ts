@@ -45,7 +45,7 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
   const lbs = new Set(wanted.flatMap((n) => (n === 'dnsrecords' || n === 'gateway' ? [] : [RECORD_NAME_LB[n]])));
   const lbGroups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname }).filter((g) => lbs.has(g.lb));
   const lbNames = new Set(adminNames(state.spec, state.resolutions).map((n) => n.name));
-  const dnsRecordGroups = wanted.includes('dnsrecords') ? planDnsRecordGroups({ managed: dnsRecordsBeside(state.spec.extraRecords, lbNames), unmanaged: dnsRecordsBeside(state.unmanaged, lbNames) }, state.resolutions, state.spec.ttl) : [];
+  const dnsRecordGroups = wanted.includes('dnsrecords') ? planDnsRecordGroups({ managed: dnsRecordsBeside(state.spec.extraRecords, lbNames, state.spec, log), unmanaged: dnsRecordsBeside(state.unmanaged, lbNames, state.spec, log) }, state.resolutions, state.spec.ttl) : [];
   const gatewayGroups = wanted.includes('gateway') ? planGatewayGroups(state.gateway.served, state.recordSet.names, state.spec.ttl, state.spec.gateway?.zones ?? []) : [];
   const groups = [...lbGroups, ...dnsRecordGroups, ...gatewayGroups];
   const left = groups.filter((g) => g.records.length === 0);

@@ -1,7 +1,9 @@
 import { UsageError } from '../errors.js';
 import { parseSubset } from '../grammar/subset.js';
 import type { RawConfig } from '../inputs/config.js';
-import type { ExtraRecord, LbName } from '../model.js';
+import type { ClusterSpec, ExtraRecord, LbName } from '../model.js';
+import type { Logger } from '../runtime/log.js';
+import { apartFromNodeNames } from '../resolve/node-names.js';
 
 /** The names print-records prints and check-dns checks, as `--names` selects them. */
 export const RECORD_NAMES = ['api', 'api-int', 'apps', 'dnsrecords', 'gateway'] as const;
@@ -23,10 +25,13 @@ export function checkGatewayAsked(names: string | undefined, wanted: readonly Re
 }
 
 /**
- * The ingress DNSRecords beside the LB names, asked for or not: an LB's name goes with its LB
- * alone, as the Corefile serves it (the default ingress DNSRecord names *.apps for the router
- * LB, which would give *.apps twice, or a CNAME beside its A records).
+ * The ingress DNSRecords the admin's DNS is given: beside the LB names, asked for or not (an
+ * LB's name goes with its LB alone, as the Corefile serves it: the default ingress DNSRecord
+ * names *.apps for the router LB, which would give *.apps twice, or a CNAME beside its A
+ * records), and apart from the nodes' own names (apartFromNodeNames), each left out logged.
  */
-export function dnsRecordsBeside(records: readonly ExtraRecord[], lbNames: ReadonlySet<string>): ExtraRecord[] {
-  return records.filter((r) => !lbNames.has(r.name));
+export function dnsRecordsBeside(records: readonly ExtraRecord[], lbNames: ReadonlySet<string>, spec: Pick<ClusterSpec, 'nodes' | 'domain'>, log: Logger): ExtraRecord[] {
+  const { kept, met } = apartFromNodeNames(records.filter((r) => !lbNames.has(r.name)), spec.nodes, spec.domain);
+  for (const m of met) log.warn("DNSRecord not given to the admin's DNS: it names a node, whose own record there it would replace", { name: m.name, source: m.source, node: m.node });
+  return [...kept];
 }

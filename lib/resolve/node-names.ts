@@ -39,3 +39,15 @@ export function apartFromNodes(records: readonly ExtraRecord[], nodes: readonly 
   }
   return { kept, met };
 }
+
+/**
+ * The DNSRecords given to the admin's DNS: all but those naming a node itself, whose own
+ * record in the admin's zone their update would replace. A wildcard over a node stays: in a
+ * zone the node's own name answers before it.
+ */
+export function apartFromNodeNames(records: readonly ExtraRecord[], nodes: readonly NodeEntry[], domain: string): { readonly kept: readonly ExtraRecord[]; readonly met: readonly MetNode[] } {
+  const met = apartFromNodes(records, nodes, domain).met.filter((m) => !m.name.startsWith('*.'));
+  if (met.length === 0) return { kept: records, met };
+  const out = new Set(met.map((m) => m.name));
+  return { kept: records.filter((r) => !out.has(r.name)), met };
+}
