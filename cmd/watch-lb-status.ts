@@ -15,7 +15,7 @@ export class WatchLbStatusCommand extends ClusterCommand {
 
   static override exitCodes = {
     0: 'stopped by SIGTERM or SIGINT',
-    1: 'its first write failed; it waits for the cluster and the LB data without a limit (--wait-timeout does not apply), and once running, failures are logged, counted in /metrics and retried',
+    1: 'an unexpected failure while starting; it waits for the cluster and the LB data without a limit (--wait-timeout does not apply), and failed writes, watches and lookups are logged, counted in /metrics and retried',
     2: 'while starting only, as render-corefile, or a --metrics-addr it cannot listen on',
   };
 

@@ -33,9 +33,9 @@ Lists('IP endpoints and the addresses of resolved hostnames merge into one sorte
   assert.equal(lists.ingress, ['10.0.1.2', '10.0.1.9', '10.0.1.10', 'fd00::1', 'fd00::9']);
 });
 
-Lists('an LB with a host name not resolved has no list, not the IPs of its other endpoints', () => {
-  const lists = lbIpLists(spec({ api: [host('unresolved.example.com'), ip('10.0.0.10')], 'api-int': [ip('10.0.0.11')] }), new Map());
-  assert.equal(lists, { api: [], 'api-int': ['10.0.0.11'], ingress: [] });
+Lists('a hostname with no resolution contributes nothing', () => {
+  const lists = lbIpLists(spec({ api: [host('unresolved.example.com'), ip('10.0.0.10')] }), new Map());
+  assert.equal(lists, { api: ['10.0.0.10'], 'api-int': [], ingress: [] });
 });
 
 Lists('16 IPs fit in a list', () => {
@@ -128,6 +128,21 @@ Plan('a list lbdns knows no IP for is skipped, never emptied, and an absent list
   const plan = planStatusPatch(infra(stored), { api: ['10.0.0.10'], 'api-int': [], ingress: [] }, ALL);
   assert.is(plan.patch, null);
   assert.equal(plan.skipped, ['api-int', 'ingress']);
+});
+
+Plan('the list of an LB one of whose host names has not answered is left alone where it would lose IPs, and said partial', () => {
+  const stored = awsHosted({ apiLoadBalancerIPs: ['10.0.0.10'], apiIntLoadBalancerIPs: ['10.0.0.20', '10.0.0.21'], ingressLoadBalancerIPs: ['10.0.1.30', 'fd00::30'] });
+  const plan = planStatusPatch(infra(stored), LISTS, ALL, false, ['api-int']);
+  assert.is(plan.patch, null);
+  assert.equal(plan.skipped, ['api-int']);
+  assert.equal(plan.partial, ['api-int']);
+});
+
+Plan('the list of an LB one of whose host names has not answered is written where it only gains IPs', () => {
+  const stored = awsHosted({ apiLoadBalancerIPs: ['10.0.0.10'], ingressLoadBalancerIPs: ['10.0.1.30', 'fd00::30'] });
+  const plan = planStatusPatch(infra(stored), LISTS, ALL, false, ['api-int']);
+  assert.equal(plan.changed, ['api-int']);
+  assert.equal(plan.partial, []);
 });
 
 Plan('a list another writer owns is neither compared nor written', () => {

@@ -656,6 +656,26 @@ test('--watch: an LB grown past the 16 IPs the status takes is reported out of s
   });
 });
 
+test('--watch: a list left alone for a host name with no answer is reported out of sync', async () => {
+  await withDnsServer(async (dns) => {
+    dns.set('a.lb.test', { A: ['10.0.0.1'] });
+    dns.fail('b.lb.test', 'servfail');
+    const cluster = await startCluster({ platformStatus: clusterHosted({ ...ALL_LISTS, apiIntLoadBalancerIPs: ['10.0.0.1', '10.0.0.2'] }) });
+    let watching: Watching | undefined;
+    try {
+      await cluster.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-ips': 'a.lb.test,b.lb.test' } });
+      const w = await startWatch(cluster, { dnsServers: [dns.address] });
+      watching = w;
+      await until('ready', async () => (await fetch(`http://${w.health}/readyz`)).status === 200, 10_000);
+      assert.is(await inSync(w), '0');
+      assert.equal((await clusterHostedOf(cluster.server))?.apiIntLoadBalancerIPs, ['10.0.0.1', '10.0.0.2']);
+    } finally {
+      await watching?.stop();
+      await cluster.close();
+    }
+  });
+});
+
 test("--watch exports its own gauge, lbdns_infrastructure_status_in_sync, and none of the Corefile's", async () => {
   await withPublished(async (_cluster, watching) => {
     const text = await metricsOf(watching);

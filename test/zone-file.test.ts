@@ -7,6 +7,8 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { NameRecord } from '../lib/model.js';
 import { checkCorefile } from '../lib/render/corefile-check.js';
 import { formatZoneFile, isZoneFile, nextSerial, parseZoneFile, splitByZone, zoneOf, zoneRecords } from '../lib/render/zone-file.js';
@@ -70,6 +72,13 @@ test('a zone file with the same records is left alone; new records get a new ser
   assert.is((await stat(path)).ino, first.ino);
   assert.ok((await writeZoneFile(path, 'gw.example.net', 'a.gw.example.net. 60 IN A 192.0.2.2', 1000)).written);
   assert.equal(parseZoneFile(await readFile(path, 'utf8')), { serial: 1001, records: 'a.gw.example.net. 60 IN A 192.0.2.2' });
+});
+
+test('a FIFO where a zone file goes is refused, as at the Corefile, not waited on', async () => {
+  const path = join(dir, 'fifo.gw.example.net.zone');
+  await promisify(execFile)('mkfifo', [path]);
+  const outcome = await writeZoneFile(path, 'gw.example.net', 'a.gw.example.net. 60 IN A 192.0.2.1', 1000).then(() => 'written', (err: Error) => err.message);
+  assert.match(outcome, 'it exists and is not a regular file');
 });
 
 test('a zone file holds the SOA and the apex NS before its records, and reads back its serial and records', () => {

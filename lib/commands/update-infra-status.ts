@@ -2,7 +2,7 @@ import { parseSubset } from '../grammar/subset.js';
 import { Backoff } from '../kube/backoff.js';
 import { ConfigError, EXIT, UsageError, ValidationError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
-import { lbIpLists, publishTarget } from '../sinks/infra-status-plan.js';
+import { lbIpLists, partialLbs, publishTarget } from '../sinks/infra-status-plan.js';
 import { STATUS_LISTS } from '../sources/infra-lbs.js';
 import { publishLbIps } from '../sinks/infra-status-apply.js';
 import { createMetrics, type Metrics } from '../runtime/metrics.js';
@@ -70,7 +70,7 @@ function wiring(opts: UpdateInfraStatusOptions, owned: readonly LbName[], ctx: C
     } as const,
     /** One-shot: a list the status cannot take fails the command (exit 2) before anything is sent. */
     check: (spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>) => void lbIpLists(spec, resolutions, owned),
-    publish: (state: DesiredState, deadline?: number) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, dryRun: opts.dryRun, setDnsType: opts.setDnsType === true, log, stdout: opts.io.stdout, ...(deadline === undefined ? {} : { deadline }) }),
+    publish: (state: DesiredState, deadline?: number) => publishLbIps(ctx.kc, lbIpLists(state.spec, state.resolutions, owned), { owned, partial: partialLbs(state.spec, state.resolutions, owned), dryRun: opts.dryRun, setDnsType: opts.setDnsType === true, log, stdout: opts.io.stdout, ...(deadline === undefined ? {} : { deadline }) }),
   };
 }
 
@@ -99,8 +99,8 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
       status.published = true;
       publishRetry.succeeded();
       metrics.ready.set(1);
-      // --dry-run stores nothing: the status is in sync only when it already held the lists.
-      metrics.infraStatusInSync.set(patched || plan.patch === null ? 1 : 0);
+      // --dry-run stores nothing: the status is in sync only when it already held the lists; a list left for a host name with no answer may be out of date.
+      metrics.infraStatusInSync.set((patched || plan.patch === null) && plan.partial.length === 0 ? 1 : 0);
     } catch (err) {
       metrics.infraStatusInSync.set(0);
       // A list the status cannot take fails the same way until the LBs change, which recomputes it.

@@ -12,7 +12,6 @@ import type { Logger } from './log.js';
 
 /** One reason per thing an admin acts on; docs/operations.md ("Events") lists what to do for each. */
 export const EVENT_REASONS = {
-  /** The API server was unreachable at start: CoreDNS serves the Corefile kept from before. */
   /** A cluster object held data lbdns refused (malformed, or disagreeing with another source). */
   sourceIgnored: 'SourceDataIgnored',
   /** A DNS name an object asked for that it may not claim; not served. */

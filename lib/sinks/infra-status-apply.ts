@@ -17,6 +17,8 @@ export interface PublishOptions {
   /** Set an unset dnsType to ClusterHosted (see publishTarget). */
   readonly setDnsType?: boolean;
   readonly dryRun: boolean;
+  /** LBs one of whose host names has not answered (partialLbs): their lists may grow, never shrink. */
+  readonly partial?: readonly LbName[];
   /** A one-shot command's --wait-timeout, as a time (ms since the epoch): an API server unreachable or failing is asked again until then. */
   readonly deadline?: number;
   readonly log: Logger;
@@ -90,7 +92,7 @@ async function publishTries(kc: KubeConfig, lists: LbIpLists, opts: PublishOptio
       }
       let plan: StatusPlan;
       try {
-        plan = planStatusPatch(infra, lists, opts.owned, opts.setDnsType === true);
+        plan = planStatusPatch(infra, lists, opts.owned, opts.setDnsType === true, opts.partial);
       } catch (err) {
         // A refusal of the plan (a dnsType lbdns may not write over) is not worth a re-read.
         throw new AbortError(err as Error);

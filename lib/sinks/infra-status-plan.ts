@@ -1,5 +1,5 @@
 import { ConfigError, quote, ValidationError } from '../errors.js';
-import { sortUniqueIps } from '../grammar/ip.js';
+import { canonicalIp, sortUniqueIps } from '../grammar/ip.js';
 import { LB_NAMES, LIMITS, type ClusterSpec, type LbName, type Platform, type Resolution } from '../model.js';
 import { addressesOf } from '../resolve/record-set.js';
 import { platformOf, platformStatusKey, STATUS_LISTS, type Infrastructure, type PlatformStatusKey } from '../sources/infra-lbs.js';
@@ -9,12 +9,10 @@ export type LbIpLists = Readonly<Record<LbName, readonly string[]>>;
 /**
  * Sorted, de-duplicated IPs of the `owned` LBs (the others stay empty: another writer's
  * list is none of lbdns's business); more than the CRD's 16 is an error naming the list,
- * never a silent cut. An LB one of whose host names has not answered is empty too, so
- * left as published: its other host names' IPs are not all of its IPs.
+ * never a silent cut.
  */
 export function lbIpLists(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, owned: readonly LbName[] = LB_NAMES): LbIpLists {
-  const known = (lb: LbName) => spec.lbs[lb].every((e) => e.kind === 'ip' || resolutions.has(e.hostname));
-  const lists = Object.fromEntries(LB_NAMES.map((lb) => [lb, owned.includes(lb) && known(lb) ? sortUniqueIps(addressesOf(spec.lbs[lb], resolutions)) : []])) as Record<LbName, string[]>;
+  const lists = Object.fromEntries(LB_NAMES.map((lb) => [lb, owned.includes(lb) ? sortUniqueIps(addressesOf(spec.lbs[lb], resolutions)) : []])) as Record<LbName, string[]>;
   for (const lb of owned) {
     if (lists[lb].length > LIMITS.maxIpsPerName) {
       throw new ValidationError(STATUS_LISTS[lb], lists[lb], `has ${lists[lb].length} IPs; the Infrastructure status takes at most ${LIMITS.maxIpsPerName}`, 'reduce the LB endpoints; lbdns does not cut the list silently');
@@ -23,14 +21,21 @@ export function lbIpLists(spec: ClusterSpec, resolutions: ReadonlyMap<string, Re
   return lists;
 }
 
+/** The `owned` LBs one of whose host names has not answered: their lists hold only some of their IPs (see planStatusPatch). */
+export function partialLbs(spec: ClusterSpec, resolutions: ReadonlyMap<string, Resolution>, owned: readonly LbName[]): LbName[] {
+  return owned.filter((lb) => spec.lbs[lb].some((e) => e.kind === 'hostname' && !resolutions.has(e.hostname)));
+}
+
 export interface StatusPlan {
   readonly platform: Platform;
   /** The merge patch for the status subresource; null when the status already says it. */
   readonly patch: object | null;
   /** The owned lists that differ, for the log. */
   readonly changed: readonly LbName[];
-  /** Owned lists lbdns has no IP for: left as they are rather than emptied. */
+  /** Owned lists lbdns has no IP for, or only some IPs of the published ones: left as they are rather than emptied or shrunk. */
   readonly skipped: readonly LbName[];
+  /** Of `skipped`, the lists left because one of the LB's host names has not answered: the status may be out of date. */
+  readonly partial: readonly LbName[];
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
@@ -91,16 +96,18 @@ export function publishTarget(infra: Infrastructure, setDnsType = false): Publis
  * `ingressLoadBalancerIPs`) and lbdns never flap. An empty list is never written: lbdns
  * not knowing an IP is not the LB having none.
  */
-export function planStatusPatch(infra: Infrastructure, lists: LbIpLists, owned: readonly LbName[], setDnsType = false): StatusPlan {
+export function planStatusPatch(infra: Infrastructure, lists: LbIpLists, owned: readonly LbName[], setDnsType = false, partialOf: readonly LbName[] = []): StatusPlan {
   const { platform, key } = publishTarget(infra, setDnsType);
   const current = (infra.status?.platformStatus?.[key]?.cloudLoadBalancerConfig?.clusterHosted ?? {}) as Record<string, unknown>;
-  const skipped = owned.filter((lb) => lists[lb].length === 0);
-  const changed = owned.filter((lb) => lists[lb].length > 0 && !sameSet(currentList(current[STATUS_LISTS[lb]]), lists[lb]));
-  if (changed.length === 0) return { platform, patch: null, changed, skipped };
+  // An LB whose host name has not answered has more IPs than lbdns knows: its list may grow, never shrink.
+  const partial = owned.filter((lb) => partialOf.includes(lb) && lists[lb].length > 0 && currentList(current[STATUS_LISTS[lb]]).some((ip) => !lists[lb].includes(canonicalIp(ip) ?? ip)));
+  const skipped = owned.filter((lb) => lists[lb].length === 0 || partial.includes(lb));
+  const changed = owned.filter((lb) => !skipped.includes(lb) && !sameSet(currentList(current[STATUS_LISTS[lb]]), lists[lb]));
+  if (changed.length === 0) return { platform, patch: null, changed, skipped, partial };
   const clusterHosted = Object.fromEntries(changed.map((lb) => [STATUS_LISTS[lb], [...lists[lb]]]));
   const patch = {
     metadata: { resourceVersion: (infra.metadata as { resourceVersion?: string } | undefined)?.resourceVersion },
     status: { platformStatus: { [key]: { cloudLoadBalancerConfig: { dnsType: 'ClusterHosted', clusterHosted } } } },
   };
-  return { platform, patch, changed, skipped };
+  return { platform, patch, changed, skipped, partial };
 }

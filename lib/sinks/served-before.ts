@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { NameRecord } from '../model.js';
 import { addressesServedFor, templateAnswers } from '../render/corefile-check.js';
 import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-file.js';
@@ -19,7 +18,7 @@ const MAX_HOPS = 8;
  * read: nothing.
  */
 export async function readServedBefore(corefile: string, zoneFiles: ReadonlyMap<string, string>): Promise<readonly NameRecord[]> {
-  const text = await readFile(corefile, 'utf8').catch(() => undefined);
+  const text = await readBack(corefile, '--out');
   if (text === undefined) return [];
   let names: NameRecord[];
   try {
@@ -28,10 +27,15 @@ export async function readServedBefore(corefile: string, zoneFiles: ReadonlyMap<
     return [];
   }
   for (const path of zoneFiles.values()) {
-    const zone = parseZoneFile(await readFile(path, 'utf8').catch(() => ''));
+    const zone = parseZoneFile((await readBack(path, 'a Gateway zone file')) ?? '');
     if (zone !== undefined) names.push(...zoneNames(zoneOwners(zone.records)));
   }
   return specificityOrder(names);
+}
+
+/** A file lbdns wrote, or nothing when it is not there or does not read as one (a FIFO, over the size an output may have): never waited on. */
+function readBack(path: string, flag: string): Promise<string | undefined> {
+  return readInputFileIfPresent(path, { flag, maxBytes: OUTPUT_FILE_MAX_BYTES }).catch(() => undefined);
 }
 
 /** A template pair's name is its zone, or `*.` and its zone for a wildcard: the one whose match is the block's. */
@@ -66,8 +70,8 @@ function zoneNames(owners: ReadonlyMap<string, ZoneOwner>): NameRecord[] {
  * there is no such file, or it does not read.
  */
 export async function corefileServedFor(corefile: string, host: string): Promise<string[]> {
+  const text = await readBack(corefile, '--out');
   try {
-    const text = await readInputFileIfPresent(corefile, { flag: '--out', maxBytes: OUTPUT_FILE_MAX_BYTES });
     return text === undefined ? [] : addressesServedFor(text, host);
   } catch {
     return [];

@@ -22,7 +22,8 @@ async function zoneFileOnDisk(path: string, zone: string, records: string): Prom
  * the same is left alone, so CoreDNS reloads nothing and keeps its cache.
  */
 export async function writeZoneFile(path: string, zone: string, records: string, nowSeconds = Math.floor(Date.now() / 1000)): Promise<WriteResult> {
-  const disk = await zoneFileOnDisk(path, zone, records);
+  // One that does not read (oversized) is replaced, as the Corefile would be; one that is no regular file the write refuses.
+  const disk = await zoneFileOnDisk(path, zone, records).catch(() => ({ serial: undefined, same: false }));
   if (disk.same) return { written: false, path };
   return writeFileAtomic(path, formatZoneFile(zone, nextSerial(disk.serial, nowSeconds), records));
 }
