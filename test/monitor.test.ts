@@ -271,6 +271,8 @@ test('a name over 16 addresses from the start, with nothing served before, is le
     await until('a state at the sink', () => h.calls.length > 0);
     assert.equal(served(h.calls.at(-1), APPS), ['10.0.1.30']);
     assert.is(served(h.calls.at(-1), extra), undefined);
+    assert.ok(h.logs.some((l) => l.msg === 'not serving a name over the address limit' && l.name === extra), 'said as not served');
+    assert.not.ok(h.logs.some((l) => l.msg === 'serving a name with its previous addresses'), 'not said as served');
     assert.not.ok(h.logs.some((l) => l.level === 'error'), 'no computation failed');
   });
 });

@@ -23,8 +23,8 @@ export interface RecordSetResult {
   readonly recordSet: RecordSet;
   /** Names that have no address yet (unresolved hostnames, empty LB lists): not served, so queries fall through upstream. */
   readonly empty: readonly string[];
-  /** Names served with their previous addresses (see BuildOptions.previous), and why. */
-  readonly held: readonly { readonly name: string; readonly reason: string }[];
+  /** Names served with their previous addresses (see BuildOptions.previous), and why; `dropped`: over the address limit with nothing to keep, so not served. */
+  readonly held: readonly { readonly name: string; readonly reason: string; readonly dropped?: true }[];
   /** Names served otherwise than their own source would have them, and how. */
   readonly notes: readonly { readonly name: string; readonly note: string }[];
   /** Names the cluster says not to serve (ClusterSpec.withheld): left to the upstreams. */
@@ -130,7 +130,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
 
   const names: NameRecord[] = [];
   const empty: string[] = [];
-  const held: { name: string; reason: string }[] = [];
+  const held: { name: string; reason: string; dropped?: true }[] = [];
   for (const [name, { targets, source, ttl }] of targetsByName) {
     const { v4, v6 } = splitFamilies(addressesOf(targets, resolutions));
     const count = v4.length + v6.length;
@@ -147,7 +147,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     } else if (count > LIMITS.maxIpsPerName && !options.previous && options.lasting !== true && sourceKind(source) === 'lb') {
       throw new ValidationError(name, [...v4, ...v6], problem as string, 'CoreDNS answers and the Infrastructure status carry at most 16; reduce the LB endpoints');
     } else if (count > LIMITS.maxIpsPerName) {
-      held.push({ name, reason: `${problem as string}; not served` });
+      held.push({ name, reason: problem as string, dropped: true });
       empty.push(name);
     } else {
       const unresolved = options.holdUnresolved === true ? hostnames.filter((h) => !resolutions.has(h)) : [];

@@ -216,8 +216,8 @@ export class Monitor {
   /** The LB host names whose names are served with what they served before: a failing one of them still serves its last known good. */
   heldHostnames(): ReadonlySet<string> {
     const state = this.latest;
-    // A name held over the limit is not served at all ("…; not served").
-    return state === undefined ? new Set() : hostnamesServing(state.spec, new Set(state.held.filter((h) => !h.reason.endsWith('; not served')).map((h) => h.name)));
+    // A name dropped over the limit is not served at all.
+    return state === undefined ? new Set() : hostnamesServing(state.spec, new Set(state.held.filter((h) => h.dropped !== true).map((h) => h.name)));
   }
 
   /** Human-readable list of what keeps the state incomplete. */
@@ -337,7 +337,7 @@ export class Monitor {
     if (data) this.reportDisagreements(lbDisagreements(data, localSays, (lb) => addressesOf(spec.lbs[lb], snapshot)));
     this.opts.check?.(spec, snapshot);
     const { recordSet, empty, held, withheld, gateway, notes, totals } = buildRecordSet(spec, snapshot, { previous: this.served, servedBefore: this.servedBefore, lasting: this.opts.oneShot !== true, holdUnresolved: this.restartHold !== undefined });
-    for (const h of held) this.opts.log.warn('serving a name with its previous addresses', { name: h.name, reason: h.reason });
+    for (const h of held) this.opts.log.warn(h.dropped ? 'not serving a name over the address limit' : 'serving a name with its previous addresses', { name: h.name, reason: h.reason });
     const withheldKey = JSON.stringify(withheld);
     if (withheldKey !== this.withheldLogged) {
       if (withheld.length > 0) this.opts.log.info('not serving names the cluster leaves to other DNS servers; they are forwarded', { withheld });
