@@ -408,6 +408,25 @@ test('with a kubeconfig, the records come from the cluster', async () => {
   }
 });
 
+test('--names api needs only the API LB: from flags, none of the others is asked for', async () => {
+  const r = await runLbdns(['print-records', ...BASE, '--api-lb', '10.0.0.10', '--names', 'api']);
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(recordLines(r.stdout), [`api.${DOMAIN}. 60 IN A 10.0.0.10`]);
+});
+
+test('--names api,api-int with a kubeconfig does not wait for a router LB that does not exist yet', async () => {
+  const cluster = await startCluster({ ingress: [] });
+  try {
+    const started = Date.now();
+    const r = await runLbdns(['print-records', cluster.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '20s', '--names', 'api,api-int']);
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(Date.now() - started < 15_000, `answered before --wait-timeout (${Date.now() - started} ms)`);
+    assert.equal(recordLines(r.stdout), [`api.${CLUSTER_DOMAIN}. 60 IN A ${API_IP}`, `api-int.${CLUSTER_DOMAIN}. 60 IN A ${API_INT_IP}`]);
+  } finally {
+    await cluster.close();
+  }
+});
+
 test('a private cluster (no external API LB): api is printed with the internal API LB, and a comment says why', async () => {
   const cluster = await startCluster();
   try {

@@ -10,7 +10,7 @@ import { validateDnsName } from '../grammar/validate.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
-import { checkGatewayAsked, dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
+import { checkGatewayAsked, dnsRecordsBeside, lbsOf, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
 
 
 const CHECK_OUTPUTS = ['table', 'json'] as const;
@@ -127,7 +127,7 @@ export async function checkDnsCommand(opts: CheckDnsOptions): Promise<number> {
   const appsHost = opts.appsHost === undefined ? undefined : validateDnsName('--apps-host', opts.appsHost);
   const servers = await resolveServers(opts.servers);
   const log = loggerFor(opts.io);
-  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false, check: (raw) => checkGatewayAsked(opts.names, wanted, raw) });
+  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false, needs: lbsOf(wanted), check: (raw) => checkGatewayAsked(opts.names, wanted, raw) });
   const known = adminNames(state.spec, state.resolutions);
 
   const targets: CheckTarget[] = [];

@@ -4,8 +4,8 @@ import { GatewayInputs } from '../sources/gateway-sources.js';
 import type { ApiIntRollout } from '../sources/hosted-net-services.js';
 import type { Logger } from '../runtime/log.js';
 import type { RawConfig } from '../inputs/config.js';
-import type { ClusterSpec, ExtraRecord, RecordSet, Resolution } from '../model.js';
-import { buildRecordSet, whyNotServed, type RecordSetResult } from '../resolve/record-set.js';
+import type { ClusterSpec, ExtraRecord, LbName, RecordSet, Resolution } from '../model.js';
+import { buildRecordSet, lbRecordName, whyNotServed, type RecordSetResult } from '../resolve/record-set.js';
 import { resolveAll } from '../resolve/gather.js';
 import { HostResolver } from '../resolve/host-resolver.js';
 import { requireLbs } from '../inputs/spec.js';
@@ -33,13 +33,18 @@ export interface OneShotState {
  * resolve. With a cluster: its sources are read once, waiting up to --wait-timeout for
  * the role's required names, then everything stops.
  */
-export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | undefined, log: Logger, opts: PrepareOptions = {}): Promise<OneShotState> {
+export interface GatherOptions extends PrepareOptions {
+  /** The LBs the command needs addresses of (print-records and check-dns: those of --names); default the role's. */
+  readonly needs?: readonly LbName[];
+}
+
+export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | undefined, log: Logger, opts: GatherOptions = {}): Promise<OneShotState> {
   if (cluster === undefined) {
     const local = await loadLocalInputs(inputs, log, opts.upstreams !== false);
     const { raw } = local;
     await opts.check?.(raw);
     const spec = inputs.example ? withExampleGateways(local.spec, log) : local.spec;
-    requireLbs(spec);
+    requireLbs(spec, opts.needs);
     const resolutions = await resolveAll(spec, new HostResolver({ servers: lbResolvers(raw, spec) }));
     const built = buildRecordSet(spec, resolutions);
     logNotServed(log, spec, built);
@@ -48,7 +53,9 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   // One --wait-timeout for the whole command, not one for reading the cluster and another for the data.
   const deadline = Date.now() + cluster.waitTimeoutMs;
   const ctx = await prepareCluster(inputs, cluster, log, opts);
-  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink: async () => undefined, oneShot: true });
+  const { needs } = opts;
+  const required = needs === undefined ? undefined : (spec: ClusterSpec) => needs.filter((lb) => spec.withheld?.[lb] === undefined).map((lb) => lbRecordName(lb, spec.domain));
+  const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink: async () => undefined, oneShot: true, ...(required ? { required } : {}) });
   try {
     const state = await monitor.whenComplete(Math.max(0, deadline - Date.now()));
     logNotServed(log, state.spec, state);

@@ -5,7 +5,7 @@ import { dnsServerAddress } from '../grammar/host-port.js';
 import type { ClusterFlags } from './cluster.js';
 import { everyLb, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
-import { checkGatewayAsked, dnsRecordsBeside, parseRecordNames, RECORD_NAME_LB } from './record-names.js';
+import { checkGatewayAsked, dnsRecordsBeside, lbsOf, parseRecordNames } from './record-names.js';
 
 export interface PrintRecordsOptions extends CommandInputs {
   readonly format: string;
@@ -41,8 +41,8 @@ export async function printRecordsCommand(opts: PrintRecordsOptions): Promise<nu
   const server = parseNsupdateServer(opts.nsupdateServer, format);
   const wanted = parseRecordNames(opts.names, 'print-records');
   const log = loggerFor(opts.io);
-  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false, check: (raw) => checkGatewayAsked(opts.names, wanted, raw) });
-  const lbs = new Set(wanted.flatMap((n) => (n === 'dnsrecords' || n === 'gateway' ? [] : [RECORD_NAME_LB[n]])));
+  const lbs = new Set(lbsOf(wanted));
+  const state = await gatherOnce(everyLb(opts), opts.cluster, log, { upstreams: false, needs: [...lbs], check: (raw) => checkGatewayAsked(opts.names, wanted, raw) });
   const lbGroups = planRecords(adminNames(state.spec, state.resolutions), { ttl: state.spec.ttl, cname: opts.cname }).filter((g) => lbs.has(g.lb));
   const lbNames = new Set(adminNames(state.spec, state.resolutions).map((n) => n.name));
   const dnsRecordGroups = wanted.includes('dnsrecords') ? planDnsRecordGroups({ managed: dnsRecordsBeside(state.spec.extraRecords, lbNames, state.spec, log), unmanaged: dnsRecordsBeside(state.unmanaged, lbNames, state.spec, log) }, state.resolutions, state.spec.ttl) : [];

@@ -17,6 +17,11 @@ export function parseRecordNames(value: string | undefined, command: string): Re
   return value === undefined ? [...RECORD_NAMES] : parseSubset('--names', value, RECORD_NAMES, `is not a name ${command} knows`);
 }
 
+/** The LBs behind the names of `--names`: what the command needs addresses of. */
+export function lbsOf(wanted: readonly RecordName[]): LbName[] {
+  return wanted.flatMap((n) => (n === 'dnsrecords' || n === 'gateway' ? [] : [RECORD_NAME_LB[n]]));
+}
+
 /** `--names gateway` named without a Gateway zone: a usage error, found before the cluster is asked (all names, the default, just have none). */
 export function checkGatewayAsked(names: string | undefined, wanted: readonly RecordName[], raw: RawConfig): void {
   if (names !== undefined && wanted.includes('gateway') && (raw.gatewayZones ?? []).length === 0) {

@@ -170,8 +170,8 @@ function gatewayOf(raw: RawConfig, domain: string): { gateway?: GatewaySpec } {
 }
 
 /** Fails naming every LB the role cannot serve without; api is never one (private clusters have none). */
-export function requireLbs(spec: ClusterSpec): void {
-  const missing = ROLE_TRAITS[spec.role].requires.filter((name) => spec.lbs[name].length === 0);
+export function requireLbs(spec: ClusterSpec, needs: readonly LbName[] = ROLE_TRAITS[spec.role].requires): void {
+  const missing = needs.filter((name) => spec.lbs[name].length === 0);
   if (missing.length > 0) {
     throw new ValidationError(
       missing.map((name) => LB_FLAGS[name]).join(', '),
