@@ -5,7 +5,8 @@ import type { ApiIntRollout } from '../sources/hosted-net-services.js';
 import type { Logger } from '../runtime/log.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { ClusterSpec, ExtraRecord, LbName, RecordSet, Resolution } from '../model.js';
-import { buildRecordSet, lbRecordName, whyNotServed, type RecordSetResult } from '../resolve/record-set.js';
+import { buildRecordSet, whyNotServed, type RecordSetResult } from '../resolve/record-set.js';
+import { requiredNames } from '../runtime/monitor.js';
 import { resolveAll } from '../resolve/gather.js';
 import { HostResolver } from '../resolve/host-resolver.js';
 import { requireLbs } from '../inputs/spec.js';
@@ -54,7 +55,7 @@ export async function gatherOnce(inputs: CommandInputs, cluster: ClusterFlags | 
   const deadline = Date.now() + cluster.waitTimeoutMs;
   const ctx = await prepareCluster(inputs, cluster, log, opts);
   const { needs } = opts;
-  const required = needs === undefined ? undefined : (spec: ClusterSpec) => needs.filter((lb) => spec.withheld?.[lb] === undefined).map((lb) => lbRecordName(lb, spec.domain));
+  const required = needs === undefined ? undefined : (spec: ClusterSpec) => requiredNames(spec, needs);
   const monitor = await startPipeline(ctx, { purpose: 'corefile', log, dnsServers: lbResolvers(ctx.raw, ctx.spec), sink: async () => undefined, oneShot: true, ...(required ? { required } : {}) });
   try {
     const state = await monitor.whenComplete(Math.max(0, deadline - Date.now()));

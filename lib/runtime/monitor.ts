@@ -5,7 +5,7 @@ import { KubeAccessError, KubeError, MissingDataError, type ResolveError } from 
 import { clusterHostnamesOf, hostnamesOf, hostnamesServing } from '../resolve/gather.js';
 import type { Logger } from './log.js';
 import type { ApiIntGate } from './api-int-gate.js';
-import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type NameRecord, type NodeApiInt, type RecordSet, type Resolution, type VipOwners } from '../model.js';
+import { ROLE_TRAITS, type ClusterSpec, type ExtraRecord, type LbName, type NameRecord, type NodeApiInt, type RecordSet, type Resolution, type VipOwners } from '../model.js';
 import { addressesOf, buildRecordSet, lbRecordName, type RecordSetResult } from '../resolve/record-set.js';
 import type { Refusal } from '../resolve/gateway-names.js';
 
@@ -96,9 +96,9 @@ const MAX_WAIT_MS = 250;
 /** Long enough for a host name failing at a restart to answer again after the resolver's retries; short enough that an LB deleted meanwhile does not keep its old addresses. */
 const RESTART_HOLD_MS = 5 * 60_000;
 
-/** Names a role cannot work without (ROLE_TRAITS), unless the cluster leaves them to other DNS servers. */
-function requiredNames(spec: ClusterSpec): string[] {
-  return ROLE_TRAITS[spec.role].requires.filter((lb) => spec.withheld?.[lb] === undefined).map((lb) => lbRecordName(lb, spec.domain));
+/** Names a role (ROLE_TRAITS), or a command asking for `lbs`, cannot work without, unless the cluster leaves them to other DNS servers. */
+export function requiredNames(spec: ClusterSpec, lbs: readonly LbName[] = ROLE_TRAITS[spec.role].requires): string[] {
+  return lbs.filter((lb) => spec.withheld?.[lb] === undefined).map((lb) => lbRecordName(lb, spec.domain));
 }
 
 /**
@@ -253,7 +253,7 @@ export class Monitor {
   }
 
   private required(spec: ClusterSpec): string[] {
-    return (this.opts.required ?? requiredNames)(spec);
+    return this.opts.required?.(spec) ?? requiredNames(spec);
   }
 
   private accessDenied(): KubeAccessError | undefined {
