@@ -647,6 +647,15 @@ async function withPublished(body: (cluster: Awaited<ReturnType<typeof startClus
 const metricsOf = async (watching: Watching): Promise<string> => (await fetch(`http://${watching.health}/metrics`)).text();
 const inSync = async (watching: Watching): Promise<string | undefined> => /^lbdns_infrastructure_status_in_sync (\d)$/m.exec(await metricsOf(watching))?.[1];
 
+test('--watch writes back a published list another hand overwrites, with no LB change', async () => {
+  await withPublished(async (cluster) => {
+    await cluster.server.patchStatus(INFRA, { platformStatus: clusterHosted({ ...ALL_LISTS, apiIntLoadBalancerIPs: ['10.9.9.9'] }) });
+    assert.equal((await clusterHostedOf(cluster.server))?.apiIntLoadBalancerIPs, ['10.9.9.9']);
+    await until('the list written back', async () => (await clusterHostedOf(cluster.server))?.apiIntLoadBalancerIPs?.[0] === API_INT_IP);
+    assert.equal(await clusterHostedOf(cluster.server), ALL_LISTS);
+  });
+});
+
 test('--watch: an LB grown past the 16 IPs the status takes is reported out of sync (lbdns_infrastructure_status_in_sync 0), the published lists left alone', async () => {
   await withPublished(async (cluster, watching) => {
     assert.is(await inSync(watching), '1');

@@ -205,6 +205,8 @@ export interface PipelineOptions {
   readonly purpose: SourcePurpose;
   /** The LBs the command uses; sources that could only speak of others are not read. Default: all. */
   readonly wanted?: ReadonlySet<LbName>;
+  /** See ClusterSourceOptions.watchPublished. */
+  readonly watchPublished?: boolean;
   /** Names that must have addresses before the first state reaches the sink; default: the role's. */
   readonly required?: (spec: ClusterSpec) => string[];
   /** See MonitorOptions.check. */
@@ -288,6 +290,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
     ttl: ctx.spec.ttl,
     purpose: opts.purpose,
     wanted: opts.wanted ?? new Set(LB_NAMES),
+    watchPublished: opts.watchPublished === true,
     ingressService: ctx.ingressService,
     lbConfig: ctx.lbConfig,
     onPrem: ctx.identity.onPrem !== undefined,

@@ -108,7 +108,7 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
       else log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: publishRetry.failed() });
     }
   };
-  const monitor = await startPipeline(ctx, { ...pipeline, metrics, sink });
+  const monitor = await startPipeline(ctx, { ...pipeline, metrics, sink, watchPublished: true });
   log.info('watching', { fields: owned, health: healthAddress });
   log.info('stopping', { why: await stop.stopped });
   publishRetry.cancel();

@@ -52,6 +52,12 @@ export interface ClusterSourceOptions {
   readonly purpose: SourcePurpose;
   /** The LBs the command uses: a source that speaks only of others is not read. */
   readonly wanted: ReadonlySet<LbName>;
+  /**
+   * `infra-status` kept current: the Infrastructure is watched for its status alone (it gives
+   * no data), so a list another hand overwrites is published again without waiting for an LB
+   * to change.
+   */
+  readonly watchPublished?: boolean;
   readonly ingressService: ObjectRef;
   /** Undefined when neither a flag nor the platform names it: api LBs then come from the Infrastructure status only. */
   readonly lbConfig: ObjectRef | undefined;
@@ -177,6 +183,15 @@ function sourceSpecs(opts: ClusterSourceOptions, gateway: GatewayInputs | undefi
         const infra = items[0] as Infrastructure | undefined;
         return onPremPlatformOf(infra) ? onPremContribution(infra, warn) : infrastructureContribution(infra, warn);
       },
+    });
+  }
+  if (!corefile && opts.watchPublished === true) {
+    specs.push({
+      name: 'infrastructure cluster (published lists)',
+      what: 'list infrastructures.config.openshift.io',
+      path: '/apis/config.openshift.io/v1/infrastructures',
+      fieldSelector: byName('cluster'),
+      extract: () => ({}),
     });
   }
   if (corefile && opts.onPrem) {
