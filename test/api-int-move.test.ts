@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { ApiIntGate } from '../lib/runtime/api-int-gate.js';
 import { createLogger } from '../lib/runtime/log.js';
 import { probeApiServer, type ApiProbeError } from '../lib/sinks/api-int-probe.js';
@@ -16,10 +16,11 @@ import { dirname, join } from 'node:path';
 import { dump as toYaml, load as parseYaml } from 'js-yaml';
 import { readAnswers, startMonitor, until } from './support/cluster-fixture.js';
 import { runLbdns } from './support/run-cli.js';
-import { API_VIP, DOMAIN, HNS, hostedNetServices, withOnPrem } from './support/on-prem-fixture.js';
+import { API_VIP, DOMAIN, HNS, hostedNetServices, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
 import { testCa, type TestCa } from './support/tls.js';
 
 const API_INT = 'api-int.c1.example.com';
+const API_INT_ONPREM = `api-int.${DOMAIN}`;
 const VIPS: readonly Endpoint[] = [{ kind: 'ip', ip: '127.0.0.3' }];
 const quiet = createLogger({ write: () => true });
 
@@ -231,6 +232,55 @@ test('on-prem, the monitor moves api-int to the address HostedNetServices asks f
       assert.ok(!(await apiInt())?.includes(API_VIP));
     } finally {
       await monitor.stop();
+    }
+  });
+});
+
+/** A TCP relay on `host`:`port` to 127.0.0.1:`port`, its connections cut when closed: a path to the API server that an admin removes. */
+async function relay(host: string, port: number): Promise<{ close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((inbound) => {
+    const outbound = connect(port, '127.0.0.1');
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on('error', () => undefined).on('close', () => sockets.delete(s));
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  return {
+    close: async () => {
+      const closed = new Promise((resolve) => server.close(resolve));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}
+
+test("on-prem, a monitor that reaches the API server at api-int's address follows a verified move, and keeps working once the old path is removed", async () => {
+  await withOnPrem({ switches: true, own: { sans: [API_INT_ONPREM] }, status: { apiServerInternalIPs: ['127.0.0.2'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
+    const port = Number(new URL(c.server.url).port);
+    // The VIP, 127.0.0.2, is a path to the API server that goes away; the move is to 127.0.0.1, where it listens.
+    const vip = await relay('127.0.0.2', port);
+    try {
+      const kubeconfig = join(c.dir, 'kubelet-kubeconfig');
+      await writeFile(kubeconfig, toYaml({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: `https://${API_INT_ONPREM}:${port}`, 'certificate-authority-data': Buffer.from(c.server.ca).toString('base64') } }], users: [{ name: 'u', user: { token: c.server.adminToken } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));
+      // The Corefile of an earlier run serves api-int at the VIP: the monitor connects there.
+      const before = await runLbdns(['render-corefile', '--domain', DOMAIN, '--api-lb', '127.0.0.2', '--api-int-lb', '127.0.0.2', '--ingress-lb', INGRESS_VIP, '--upstream', '10.0.0.2', '--out', c.out]);
+      assert.is(before.code, 0, before.stderr);
+      await c.server.create(hostedNetServices({ apiintIpAddress: '127.0.0.1' }));
+      const monitor = await startMonitor({ ...c, kubeconfig }, { apiPort: port });
+      try {
+        const apiInt = async () => (await readAnswers(c.out))?.names.get(API_INT_ONPREM)?.join();
+        await until('api-int moved', async () => (await apiInt()) === 'A 127.0.0.1', 10_000);
+        await vip.close();
+        await c.server.patchStatus({ resource: 'infrastructures', name: 'cluster' }, { platformStatus: { baremetal: { apiServerInternalIPs: ['127.0.0.2'], ingressIPs: ['192.168.111.40'] } } });
+        await until('the new ingress VIP served', async () => (await readAnswers(c.out))?.names.get(`*.apps.${DOMAIN}`)?.join() === 'A 192.168.111.40', 15_000);
+      } finally {
+        await monitor.stop();
+      }
+    } finally {
+      await vip.close();
     }
   });
 });

@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { node, readAnswers, rejects, sleep, startMonitor, until, UPSTREAM } from './support/cluster-fixture.js';
@@ -154,6 +155,27 @@ async function withRecordedNode(body: (c: OnPrem, nodes: () => Promise<NodeEntry
     }
   });
 }
+
+test("a node whose dnsmasq hosts file cannot be written does not report api-int's address until the file holds it", async () => {
+  await withOnPrem({ switches: true }, async (c) => {
+    await c.server.create(hostedNetServices({}));
+    // A directory where the hosts file is made: every write of the drop-in's files fails.
+    const staging = join(c.dir, 'lbdns.hosts.staging', 'api-int');
+    await mkdir(staging, { recursive: true });
+    const monitor = await startMonitor(c, { nodeName: 'master-0', dnsmasqOut: join(c.dir, 'lbdns.conf'), flags: { listen: '127.0.0.1:5353' } });
+    try {
+      const nodes = async () => (await c.server.get<{ status?: { nodes?: NodeEntry[] } }>(HNS))?.status?.nodes ?? [];
+      await until('the failed drop-in logged', async () => monitor.logs().some((l) => String(l.msg).startsWith('writing the dnsmasq drop-in failed')), 10_000);
+      await sleep(1500);
+      assert.equal(await nodes(), []);
+      await rm(staging, { recursive: true });
+      await until('the entry, once the hosts file is written', async () => (await nodes()).length === 1, 10_000);
+      assert.equal(await nodes(), [{ name: 'master-0', apiIntServes: API_VIP }]);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
 
 test("a node's entry removed from the status is written again by its monitor", async () => {
   await withRecordedNode(async (c, nodes) => {

@@ -3,7 +3,7 @@ import type { LbDisagreement, LocalSays } from '../sources/cluster-data.js';
 import { startClusterSources, type ObjectRef, type SourcePurpose } from '../sources/cluster-sources.js';
 import type { RawConfig } from '../inputs/config.js';
 import { ConfigError, quote, ValidationError } from '../errors.js';
-import { loadKubeConfig, pinServer } from '../kube/client.js';
+import { loadKubeConfig, pinnedAddress, pinServer } from '../kube/client.js';
 import { corefileServedFor, readServedBefore } from '../sinks/served-before.js';
 import { zoneFilePaths } from '../sinks/zone-file-output.js';
 import { dnsmasqServedFor } from '../sinks/dnsmasq-output.js';
@@ -13,7 +13,7 @@ import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { EVENT_REASONS, NO_EVENTS, type EventSink, type InvolvedObject } from '../runtime/events.js';
-import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type Role } from '../model.js';
+import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type RecordSet, type Role } from '../model.js';
 import { Monitor, type MonitorOptions } from '../runtime/monitor.js';
 import { ApiIntGate } from '../runtime/api-int-gate.js';
 import { ApiProbeError, clusterCa, probeApiServer } from '../sinks/api-int-probe.js';
@@ -68,6 +68,8 @@ export interface ClusterContext {
   readonly apiPort: number;
   /** See PrepareOptions.dnsmasqOut. */
   readonly dnsmasqOut?: string | undefined;
+  /** The kubeconfig server's name, when lbdns connects to the address it serves for it (pinToServedAddress). */
+  readonly pinnedName?: string | undefined;
 }
 
 export interface PrepareOptions {
@@ -140,26 +142,44 @@ async function servedByLbdns(host: string, raw: RawConfig): Promise<{ readonly a
  * configure: after a full cluster shutdown, nothing would ever start. lbdns then connects to
  * the address it serves for that name, the name staying the TLS server name. An IP is used as is.
  */
-async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, seed: readonly Endpoint[], dnsmasqOut: string | undefined, log: Logger): Promise<void> {
+async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, seed: readonly Endpoint[], dnsmasqOut: string | undefined, log: Logger): Promise<string | undefined> {
   const server = kc.getCurrentCluster()?.server;
-  if (server === undefined) return;
+  if (server === undefined) return undefined;
   const host = new URL(server).hostname.toLowerCase();
-  if (canonicalIp(host.replace(/^\[|\]$/g, '')) !== null) return;
+  if (canonicalIp(host.replace(/^\[|\]$/g, '')) !== null) return undefined;
   const { addresses, from } = await servedAddresses(host, raw, dnsmasqOut);
   const [address] = addresses;
   if (address !== undefined) {
     pinServer(kc, address);
     log.info('the kubeconfig names the API server by a name lbdns serves; connecting to the address served for it', { server: host, address, from, tlsServerName: host });
-    return;
+    return host;
   }
-  if (!host.startsWith('api-int.') || seed.length === 0) return;
+  if (!host.startsWith('api-int.') || seed.length === 0) return undefined;
   const seeded = await seedAddress(seed, raw);
   if (seeded === undefined) {
     log.warn('no --api-int-seed address resolves; asking DNS for the API server name', { server: host, seed: seed.map((e) => (e.kind === 'ip' ? e.ip : e.hostname)) });
-    return;
+    return undefined;
   }
   pinServer(kc, seeded);
   log.info('no Corefile serves api-int yet (a first boot); connecting to the API server at the --api-int-seed address', { server: host, address: seeded, tlsServerName: host });
+  return host;
+}
+
+/**
+ * Once what a record set serves is on disk: a kubeconfig pinned to the address served for its
+ * server's name follows that name to an address it now serves. A verified api-int move (or an
+ * internal LB whose IPs drifted) would otherwise leave the monitor asking the old address for
+ * good once that path is gone. Open watches stay where they are until they break.
+ */
+export function followServedAddress(ctx: ClusterContext, recordSet: RecordSet, log: Logger): void {
+  const name = ctx.pinnedName;
+  if (name === undefined) return;
+  const record = recordSet.names.find((n) => n.name === name);
+  const [address, ...others] = record === undefined ? [] : [...record.v4, ...record.v6];
+  const current = pinnedAddress(ctx.kc);
+  if (address === undefined || current === undefined || [address, ...others].includes(canonicalIp(current) ?? current)) return;
+  pinServer(ctx.kc, address);
+  log.info('the API server name lbdns serves has moved; connecting to its new address', { server: name, from: current, address, tlsServerName: name });
 }
 
 /** The first address of the seed: an IP as it is, a host name (the api-int LB's) through the upstreams. */
@@ -181,7 +201,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
   const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });
-  await pinToServedAddress(kc, raw, flags.apiIntSeed ?? [], opts.dnsmasqOut, log);
+  const pinnedName = await pinToServedAddress(kc, raw, flags.apiIntSeed ?? [], opts.dnsmasqOut, log);
   const identity = await readClusterIdentity(kc, log, Date.now() + flags.waitTimeoutMs);
   // Commands that serve no DNS (print-records, check-dns, update-infra-status) read the switch their own way, or not at all.
   const dnsType = opts.upstreams === false ? undefined : checkDnsType(identity.infrastructure, flags.ignoreDnsType === true, log);
@@ -198,7 +218,7 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   }
   if (identity.onPrem !== undefined) log.info('on-prem platform: api, api-int and *.apps come from the Infrastructure VIPs', { platform: identity.onPrem });
   else if (lbConfig === undefined) log.info('no LB config ConfigMap for this platform; api LBs come from flags and the Infrastructure status', { platform: platformType ?? 'unknown' });
-  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig, dnsType, apiPort: flags.apiPort ?? DEFAULT_API_PORT, dnsmasqOut: opts.dnsmasqOut };
+  return { kc, raw, spec, identity, localSays: { lbs, nodes: raw.nodes !== undefined }, ingressService, lbConfig, dnsType, apiPort: flags.apiPort ?? DEFAULT_API_PORT, dnsmasqOut: opts.dnsmasqOut, pinnedName };
 }
 
 export interface PipelineOptions {

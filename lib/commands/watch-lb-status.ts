@@ -22,7 +22,7 @@ import { weightFilePath } from '../sinks/weight-file-output.js';
 import { zoneFilePaths } from '../sinks/zone-file-output.js';
 import { renderZones } from '../render/zone-file.js';
 import { watchFile } from '../inputs/watch-file.js';
-import { prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
+import { followServedAddress, prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
 import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
 import { untilStopped, type Stop } from '../runtime/stop.js';
 
@@ -220,7 +220,6 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     lastSet = state.recordSet;
     withheld = state.withheld;
     onDisk = true;
-    vipOwners?.check(state);
     metrics.ready.set(1);
     if (opts.dnsmasqOut !== undefined) {
       // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
@@ -233,6 +232,10 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
         return true;
       }
     }
+    // Only once dnsmasq's hosts file holds it too: on-prem it is the node's api-int answer, and an
+    // admin removes the old path once every node reports the new address.
+    vipOwners?.check(state);
+    followServedAddress(ctx, state.recordSet, log);
     writeRetry.succeeded();
     return true;
   };

@@ -132,3 +132,9 @@ export function pinServer(kc: KubeConfig, address: string): void {
   const server = url.toString().replace(/\/$/, '');
   kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server, tlsServerName: serverName } : c));
 }
+
+/** The address a pinned kubeconfig connects to (see pinServer), as its server URL holds it. */
+export function pinnedAddress(kc: KubeConfig): string | undefined {
+  const server = kc.getCurrentCluster()?.server;
+  return server === undefined ? undefined : new URL(server).hostname.replace(/^\[|\]$/g, '');
+}
