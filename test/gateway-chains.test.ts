@@ -48,6 +48,16 @@ test('a name whose chain turns into a loop is not held with its previous records
   assert.not.ok(held.some((h) => h.name === APP));
 });
 
+test('a chain of thousands of CNAMEs is cut at 8 links, not followed to its end: the record set is built, and each name on it is served as its own chain allows', () => {
+  const n = 5000;
+  const link = (i: number) => `c${i}.${ZONE}`;
+  const chain = Array.from({ length: n }, (_, i) => cname(link(i), i === n - 1 ? 'lb.example.org' : link(i + 1)));
+  const { recordSet, empty } = build(link(0), { 'lb.example.org': ['198.51.100.9'] }, { more: chain });
+  assert.ok(empty.includes(APP));
+  assert.ok(empty.includes(link(n - 9)), 'nine links to the address');
+  assert.equal(recordSet.names.find((r) => r.name === link(n - 8))?.v4, ['198.51.100.9'], 'eight links');
+});
+
 test("a CNAME into a name its namespace asked for too and an older namespace was given is not served: a tenant's host never answers another namespace's addresses", () => {
   const klb = `klb.${APP}`;
   const owners = [

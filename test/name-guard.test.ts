@@ -45,6 +45,19 @@ test("a name under another source's wildcard, and that wildcard's apex, meet it"
   assert.is(guard.meeting(`shop2.${D}`), undefined);
 });
 
+test("a name under another source's name that is not a wildcard is a name of its own: only that name, and a wildcard over it, meet it", () => {
+  const guard = nameGuard(spec({ extraRecords: [{ name: `gw.${D}`, targets: [], source: 'dnsrecord/ns/gw' }] }));
+  const meets = { reason: 'other-source', detail: `meets gw.${D}, which dnsrecord/ns/gw serves` };
+  assert.equal(guard.meeting(`gw.${D}`), meets);
+  assert.is(guard.meeting(`www.gw.${D}`), undefined);
+  assert.is(guard.meeting(`*.gw.${D}`), undefined);
+});
+
+test("a wildcard over another source's name meets it", () => {
+  const guard = nameGuard(spec({ extraRecords: [{ name: `www.shop.${D}`, targets: [], source: 'dnsrecord/ns/shop' }] }));
+  assert.equal(guard.meeting(`*.shop.${D}`), { reason: 'other-source', detail: `meets www.shop.${D}, which dnsrecord/ns/shop serves` });
+});
+
 test('the guard is kept while the cluster keeps its names, and made anew when a node joins', () => {
   const first = nameGuard(spec({ nodes: nodes(2) }));
   assert.is(nameGuard(spec({ nodes: nodes(2) })), first);

@@ -94,6 +94,8 @@ export class GatewayAnswers {
   /** accepted.external as a set, made again when it changes. */
   private outside: { readonly of: readonly string[]; readonly names: ReadonlySet<string> } | undefined;
   private readonly pending = new Set<string>();
+  /** Chains cut at MAX_CHAIN names deep so far: a count that moved while a name was followed says its answer was cut. */
+  private cuts = 0;
   private accepted: AcceptedGatewayNames = { byName: new Map(), refused: [], external: [], lostBy: new Map(), version: 0, changed: undefined };
   private resolutions: ReadonlyMap<string, Resolution> = new Map();
 
@@ -163,11 +165,24 @@ export class GatewayAnswers {
       const chain = [...this.pending];
       return { ...none, why: `is in a CNAME loop: ${[...chain.slice(chain.indexOf(name)), name].join(' → ')}` };
     }
+    // Followed no deeper than a chain may be long: a tenant's chain of thousands of names must not
+    // exhaust the stack. Cut there, the names on the way are not kept, as their own chains may be
+    // short enough: each is answered in full when asked for itself.
+    if (this.pending.size > MAX_CHAIN) {
+      this.cuts += 1;
+      return { ...none, why: `has a CNAME chain of more than ${MAX_CHAIN} links` };
+    }
+    const cutsBefore = this.cuts;
     this.pending.add(name);
-    const result = this.compute(name, claims, none);
-    this.pending.delete(name);
-    const answer = result.chain.length > MAX_CHAIN ? { ...none, why: `has a CNAME chain of ${result.chain.length} links, more than ${MAX_CHAIN}` } : result;
-    this.kept.set(name, answer);
+    let result: GatewayAnswer;
+    try {
+      result = this.compute(name, claims, none);
+    } finally {
+      this.pending.delete(name);
+    }
+    const cut = this.cuts !== cutsBefore;
+    const answer = cut ? { ...none, why: `has a CNAME chain of more than ${MAX_CHAIN} links` } : result.chain.length > MAX_CHAIN ? { ...none, why: `has a CNAME chain of ${result.chain.length} links, more than ${MAX_CHAIN}` } : result;
+    if (!cut || this.pending.size === 0) this.kept.set(name, answer);
     return answer;
   }
 

@@ -41,11 +41,34 @@ class MetNames {
       at = dot + 1;
     }
   }
+
+  /** The index of the first listed name `name` is, or covers as a wildcard. */
+  firstNamed(name: string): number | undefined {
+    const body = bodyOf(name);
+    return body === name ? this.exact.get(name) : this.parents.get(body);
+  }
 }
 
+/** Some of a list's names, with where each stands in the list. */
+interface Some {
+  readonly at: readonly number[];
+  readonly names: MetNames;
+}
+
+function some(names: readonly string[], pick: (name: string) => boolean, as: (name: string) => string): Some {
+  const at = names.flatMap((name, i) => (pick(name) ? [i] : []));
+  return { at, names: new MetNames(at.map((i) => as(names[i] as string))) };
+}
+
+/**
+ * The cluster's own names are kept whole: nothing is served at or under them. Another source's
+ * name is kept as DNS serves it: a wildcard answers its whole tree (and its apex is kept with
+ * it), any other name itself, so a Gateway name under it is a name of its own.
+ */
 export class NameGuard {
   private readonly roots: MetNames;
-  private readonly others: MetNames;
+  private readonly wildcards: Some;
+  private readonly named: Some;
 
   constructor(
     /** Equal keys, equal guards: a guard is kept while the cluster's names stay the same. */
@@ -54,15 +77,20 @@ export class NameGuard {
     private readonly otherSources: readonly { readonly name: string; readonly source: string }[],
   ) {
     this.roots = new MetNames(roots);
-    this.others = new MetNames(otherSources.map((o) => bodyOf(o.name)));
+    const names = otherSources.map((o) => o.name);
+    this.wildcards = some(names, (n) => n.startsWith('*.'), bodyOf);
+    this.named = some(names, (n) => !n.startsWith('*.'), (n) => n);
   }
 
   /** Why `name` may not be served, if it meets a protected name. */
   meeting(name: string): Meeting | undefined {
     const root = this.roots.firstMet(name);
     if (root !== undefined) return { reason: 'cluster-name', detail: `is or covers the cluster's own name ${this.roots.names[root] as string}` };
-    const other = this.others.firstMet(name);
-    if (other === undefined) return undefined;
+    const wildcard = this.wildcards.names.firstMet(name);
+    const named = this.named.names.firstNamed(name);
+    const met = [wildcard === undefined ? undefined : this.wildcards.at[wildcard], named === undefined ? undefined : this.named.at[named]].filter((i): i is number => i !== undefined);
+    if (met.length === 0) return undefined;
+    const other = Math.min(...met);
     const { name: otherName, source } = this.otherSources[other] as { name: string; source: string };
     return { reason: 'other-source', detail: `meets ${otherName}, which ${source} serves` };
   }
