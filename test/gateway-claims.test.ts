@@ -28,6 +28,18 @@ test("a CNAME at a zone's apex is refused (zone-apex): the apex holds the zone's
   assert.not.ok(served.includes(ZONE));
 });
 
+test('one object with two records of one name and type, neither in a set, serves the first and refuses the second (duplicate), rather than drop it unsaid', () => {
+  const { served, refused } = build([ZONE], ZONE, [a(`www.${ZONE}`), { ...a(`www.${ZONE}`), targets: ['192.0.2.6'] }]);
+  assert.equal(refused, [`www.${ZONE} duplicate`]);
+  assert.ok(served.includes(`www.${ZONE}`));
+});
+
+test('one object repeating a record exactly serves it once and refuses nothing', () => {
+  const { served, refused } = build([ZONE], ZONE, [a(`www.${ZONE}`), a(`www.${ZONE}`)]);
+  assert.equal(refused, []);
+  assert.equal(served.filter((n) => n === `www.${ZONE}`), [`www.${ZONE}`]);
+});
+
 test("addresses at a zone's apex are served beside its SOA and NS", () => {
   const { served, refused } = build([ZONE], ZONE, [a(ZONE)]);
   assert.equal(refused, []);

@@ -30,6 +30,24 @@ const older = (a: OwnedEndpoints, b: OwnedEndpoints): number =>
 const sameContent = (a: GatewayEndpoint, b: GatewayEndpoint): boolean => a.ttl === b.ttl && a.weight === b.weight && a.geo === b.geo && a.targets.join(' ') === b.targets.join(' ');
 const family = (e: GatewayEndpoint): string => (e.recordType === 'CNAME' ? 'CNAME' : 'address');
 
+const byNameOf = new WeakMap<OwnedEndpoints, Map<string, GatewayEndpoint[]>>();
+const NONE: readonly GatewayEndpoint[] = [];
+
+/** An owner's endpoints for one name, from an index made once per owner: one object may ask for thousands of names. */
+function endpointsNamed(owner: OwnedEndpoints, name: string): readonly GatewayEndpoint[] {
+  let index = byNameOf.get(owner);
+  if (index === undefined) {
+    index = new Map();
+    for (const endpoint of owner.endpoints) {
+      const named = index.get(endpoint.dnsName);
+      if (named === undefined) index.set(endpoint.dnsName, [endpoint]);
+      else named.push(endpoint);
+    }
+    byNameOf.set(owner, index);
+  }
+  return index.get(name) ?? NONE;
+}
+
 /**
  * The owners of `before` not in `after`, and of `after` not in `before`. The sources keep an
  * unchanged owner at its place, so the lists differ at a few places; only those are compared.
@@ -174,8 +192,7 @@ export class ClaimIndex {
     const lost = new Set<string>();
     const refuse = (owner: OwnedEndpoints, reason: RefusalReason, detail: string) => conflicts.push({ name, source: owner.source, reason, detail });
     for (const owner of askers) {
-      for (const endpoint of owner.endpoints) {
-        if (endpoint.dnsName !== name) continue;
+      for (const endpoint of endpointsNamed(owner, name)) {
         const first = list[0];
         if (first === undefined) {
           list.push({ endpoint, owner });
@@ -186,10 +203,11 @@ export class ClaimIndex {
           refuse(owner, 'duplicate', `is a ${first.endpoint.recordType} record of the older ${first.owner.source}`);
         } else {
           const same = list.find((c) => c.endpoint.recordType === endpoint.recordType && c.endpoint.setIdentifier === endpoint.setIdentifier);
+          const record = `${endpoint.recordType} record${endpoint.setIdentifier ? ` (set ${endpoint.setIdentifier})` : ''}`;
           if (same === undefined) list.push({ endpoint, owner });
-          else if (same.owner !== owner && !sameContent(same.endpoint, endpoint)) {
-            refuse(owner, 'duplicate', `has a ${endpoint.recordType} record${endpoint.setIdentifier ? ` (set ${endpoint.setIdentifier})` : ''} of the older ${same.owner.source}`);
-          }
+          else if (sameContent(same.endpoint, endpoint)) continue;
+          else if (same.owner !== owner) refuse(owner, 'duplicate', `has a ${record} of the older ${same.owner.source}`);
+          else refuse(owner, 'duplicate', `has a second ${record} with other targets; only its first is served`);
         }
       }
     }
