@@ -154,6 +154,20 @@ test("a Kuadrant DNSRecord endpoint whose recordTTL is a string, not the CRD's i
   assert.ok(warnings.some((w) => w.includes('recordTTL') && w.includes('is not a number')), warnings.join('\n'));
 });
 
+test("a Kuadrant DNSRecord with thousands of bad entries gives 16 warnings and a count of the rest; another record's warnings are all given", () => {
+  const record = (name: string, targets: readonly string[]) => ({
+    metadata: { namespace: 'ns', name, creationTimestamp: '2026-01-01T00:00:00Z', labels: { 'kuadrant.io/coredns-zone-name': 'example.com' } },
+    spec: { rootHost: `${name}.example.com`, endpoints: [{ dnsName: `${name}.example.com`, recordType: 'A', targets, recordTTL: 60 }] },
+  });
+  const warnings: string[] = [];
+  const { owners } = kuadrantRecordEndpoints([record('flood', Array.from({ length: 5000 }, () => '192.0.2.1')), record('other', ['192.0.2.7', '192.0.2.7'])], ['example.com'], (msg) => warnings.push(msg));
+  assert.equal(owners.map((o) => o.endpoints[0]?.targets), [['192.0.2.1'], ['192.0.2.7']]);
+  const flood = warnings.filter((w) => w.startsWith('dnsrecord.kuadrant.io ns/flood '));
+  assert.is(flood.length, 17);
+  assert.is(flood[16], 'dnsrecord.kuadrant.io ns/flood spec.endpoints[0].targets[17] and on: 4983 more warnings about the same object, not shown');
+  assert.is(warnings.filter((w) => w.startsWith('dnsrecord.kuadrant.io ns/other ')).length, 1);
+});
+
 const address = (endpoint: Endpoint, value = endpoint.kind === 'ip' ? endpoint.ip : endpoint.hostname) => ({ endpoint, value });
 type PolicySpec = Parameters<typeof dnsPolicyEndpoints>[0]['policies'][number];
 const policy = (name: string, created: string, sectionName?: string, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): PolicySpec => ({

@@ -2,7 +2,7 @@ import type { GatewayRecordType, KuadrantEndpoint, OwnedEndpoints } from '../mod
 import { validateDnsName, validateGeoCode, validateIntInRange, validateWeight } from '../grammar/validate.js';
 import { DEFAULTS, LIMITS } from '../model.js';
 import { servedWithWarnings } from './served-endpoints.js';
-import { describeObject, distinctCapped, elementsOf, endpointFromApi, identityOf, validated, warnIgnored, type ApiObjectMeta, type Located, type Warn } from './untrusted.js';
+import { describeObject, distinctCapped, elementsOf, endpointFromApi, identityOf, objectWarn, validated, warnIgnored, type ApiObjectMeta, type Located, type Warn } from './untrusted.js';
 
 /** The label Kuadrant's dns-operator puts on each DNSRecord it hands to a CoreDNS provider. */
 export const ZONE_LABEL = 'kuadrant.io/coredns-zone-name';
@@ -98,19 +98,27 @@ export function kuadrantRecordEndpoints(records: readonly KuadrantDNSRecord[], z
   const owners: OwnedEndpoints[] = [];
   const rootHosts = new Set<string>();
   for (const record of records) {
-    // One being deleted is served until it is gone, as Kuadrant's plugin serves every record its informer holds.
-    if (typeof record !== 'object' || record === null) continue;
-    const object = describeObject('dnsrecord.kuadrant.io', record.metadata);
-    const zone = record.metadata?.labels?.[ZONE_LABEL];
-    if (typeof zone !== 'string' || !zones.includes(zone)) continue;
-    const id = identityOf(record.metadata, object, warn, 'record not served');
-    if (id === undefined) continue;
-    const root = record.spec?.rootHost;
-    if (typeof root === 'string') rootHosts.add(`${id.namespace}/${root.toLowerCase().replace(/\.$/, '')}`);
-    const given = elementsOf(record.spec?.endpoints, `${object} spec.endpoints`, warn).flatMap(({ item, where }) => endpointOf(item, where, warn) ?? []);
-    const endpoints = servedWithWarnings(given, object, warn);
-    if (endpoints.length === 0) continue;
-    owners.push({ source: `dnsrecord.kuadrant.io/${id.namespace}/${id.name}`, namespace: id.namespace, created: id.created, zone, endpoints });
+    const one = objectWarn(warn);
+    const owner = recordOwner(record, zones, one.warn, rootHosts);
+    one.done();
+    if (owner !== undefined) owners.push(owner);
   }
   return { owners, rootHosts };
+}
+
+/** One record's endpoints, its root host added to `rootHosts`. */
+function recordOwner(record: KuadrantDNSRecord, zones: readonly string[], warn: Warn, rootHosts: Set<string>): OwnedEndpoints | undefined {
+  // One being deleted is served until it is gone, as Kuadrant's plugin serves every record its informer holds.
+  if (typeof record !== 'object' || record === null) return undefined;
+  const object = describeObject('dnsrecord.kuadrant.io', record.metadata);
+  const zone = record.metadata?.labels?.[ZONE_LABEL];
+  if (typeof zone !== 'string' || !zones.includes(zone)) return undefined;
+  const id = identityOf(record.metadata, object, warn, 'record not served');
+  if (id === undefined) return undefined;
+  const root = record.spec?.rootHost;
+  if (typeof root === 'string') rootHosts.add(`${id.namespace}/${root.toLowerCase().replace(/\.$/, '')}`);
+  const given = elementsOf(record.spec?.endpoints, `${object} spec.endpoints`, warn).flatMap(({ item, where }) => endpointOf(item, where, warn) ?? []);
+  const endpoints = servedWithWarnings(given, object, warn);
+  if (endpoints.length === 0) return undefined;
+  return { source: `dnsrecord.kuadrant.io/${id.namespace}/${id.name}`, namespace: id.namespace, created: id.created, zone, endpoints };
 }

@@ -1,4 +1,4 @@
-import type { Warn } from './untrusted.js';
+import { objectWarn, type Warn } from './untrusted.js';
 
 /** A value derived from API data, with the warnings deriving it gave. */
 export interface Derived<T> {
@@ -30,7 +30,15 @@ export function perObject<A, T>(view: (item: A, warn: Warn) => T): (item: A, war
   return (item, warn) => {
     if (typeof item !== 'object' || item === null) return view(item, warn);
     let derived = kept.get(item);
-    if (derived === undefined) kept.set(item, (derived = derive((w) => view(item, w))));
+    if (derived === undefined) {
+      derived = derive((w) => {
+        const one = objectWarn(w);
+        const value = view(item, one.warn);
+        one.done();
+        return value;
+      });
+      kept.set(item, derived);
+    }
     return replay(derived, warn);
   };
 }

@@ -36,6 +36,32 @@ export function warnIgnored(warn: Warn, where: string, value: unknown, reason: s
   warn(`${where}: ${value === undefined ? '' : `${quote(value)} `}${reason}; ${outcome}`, { where, value: logged(value), reason, ...more });
 }
 
+/**
+ * The warnings passed on about one object's data: a tenant's object of 1.5 MB can hold 100,000
+ * bad entries, each a warning kept with the object and logged, which would fill the monitor's
+ * memory and the log. The first few are passed on, then one count of the rest.
+ */
+const MAX_OBJECT_WARNINGS = 16;
+
+export function objectWarn(warn: Warn): { readonly warn: Warn; done(): void } {
+  let passed = 0;
+  let more = 0;
+  let first: Readonly<Record<string, unknown>> = {};
+  return {
+    warn: (msg, fields) => {
+      if (passed < MAX_OBJECT_WARNINGS) {
+        passed += 1;
+        warn(msg, fields);
+      } else if (more++ === 0) first = fields;
+    },
+    done: () => {
+      if (more === 0) return;
+      const where = typeof first.where === 'string' ? first.where : 'an object';
+      warn(`${where} and on: ${more} more warnings about the same object, not shown`, { where: `${where} and on`, more, ...(first.regarding === undefined ? {} : { regarding: first.regarding }) });
+    },
+  };
+}
+
 /** Runs a lib/validate.ts check, turning its ValidationError into a warning and undefined. */
 export function validated<T>(where: string, value: unknown, warn: Warn, check: () => T, outcome = 'ignored'): T | undefined {
   try {
