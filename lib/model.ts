@@ -257,6 +257,9 @@ export interface RecordSet {
   readonly zoneFiles?: ReadonlyMap<string, string>;
 }
 
+/** The source of a record read back from the files on disk after a restart: its owner is not known. */
+export const SERVED_BEFORE = 'served before the restart';
+
 export const LIMITS = {
   /** Per name, and per Infrastructure status list (the CRD's maxItems). */
   maxIpsPerName: 16,

@@ -40,6 +40,15 @@ test('a name whose target stops resolving keeps its previous records: an address
   assert.ok(held.some((h) => h.name === APP));
 });
 
+test("a name another owner takes, whose target does not resolve yet, is not held with the previous owner's addresses", () => {
+  const before = build('lb.example.org', { 'lb.example.org': ['198.51.100.9'] }).recordSet;
+  const owners = [{ source: 'dnsrecord.kuadrant.io/other/r', namespace: 'other', created: '2026-02-01T00:00:00Z', zone: ZONE, endpoints: [cname(APP, 'lb2.example.org')] }];
+  const { recordSet, held, empty } = buildRecordSet({ ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, new Map(), { previous: before });
+  assert.is(recordSet.names.find((n) => n.name === APP), undefined);
+  assert.not.ok(held.some((h) => h.name === APP));
+  assert.ok(empty.includes(APP));
+});
+
 test('a name whose chain turns into a loop is not held with its previous records: the records themselves are wrong, which waiting does not mend', () => {
   const before = build('lb.example.org', { 'lb.example.org': ['198.51.100.9'] }).recordSet;
   const loop = `loop.${ZONE}`;

@@ -1,4 +1,4 @@
-import { LIMITS, type NameRecord, type Resolution, type WeightBlock } from '../model.js';
+import { LIMITS, SERVED_BEFORE, type NameRecord, type Resolution, type WeightBlock } from '../model.js';
 import { coreDnsWeights, GatewayAnswers, type AcceptedGatewayNames, type GatewayAnswer, type Refusal } from './gateway-names.js';
 import { KeptOrder } from './kept-order.js';
 import { countByKind, type ServedTotals } from './source-kind.js';
@@ -111,7 +111,9 @@ export class GatewayRecordBook {
     const overLimit: Refusal[] = [];
     for (const name of [...this.problems].sort()) {
       const entry = this.entries.get(name) as Entry & { kind: 'unanswered' };
-      const kept = entry.lasting ? undefined : previous(name);
+      // Held for the owner it was served for only: another owner's name never answers the addresses of the one that gave it up.
+      const before = entry.lasting ? undefined : previous(name);
+      const kept = before?.source === entry.source || before?.source === SERVED_BEFORE ? before : undefined;
       if (kept !== undefined) held.push({ name, reason: entry.problem });
       else if (entry.count === 0) empty.push({ name, reason: entry.problem });
       else overLimit.push({ name, source: entry.source, reason: 'over-limit', detail: entry.problem });

@@ -1,11 +1,10 @@
-import type { NameRecord } from '../model.js';
+import { SERVED_BEFORE, type NameRecord } from '../model.js';
 import { addressesServedFor, templateAnswers } from '../render/corefile-check.js';
 import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-file.js';
 import { parseZoneFile, zoneOwners, type ZoneOwner } from '../render/zone-file.js';
 import { matchFor, specificityOrder } from '../resolve/specificity.js';
 
 /** Marks a record read back from disk: the source that made it is not in the files. */
-const SERVED_BEFORE = 'served before the restart';
 
 /** How far a chain is followed in a zone file: CoreDNS's file plugin gives up after 8 hops. */
 const MAX_HOPS = 8;
