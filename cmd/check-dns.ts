@@ -28,7 +28,7 @@ export class CheckDnsCommand extends ClusterCommand {
   names = oneValue('--names', { description: 'Comma-separated subset of api,api-int,apps,dnsrecords,gateway (default all)' });
   warnOnly = Option.Boolean('--warn-only', false, { description: 'Print the same report but exit 0 on mismatches' });
   output = oneValue('--output', 'table', { description: 'A table or JSON (default table)' });
-  timeout = oneValue('--timeout', '2s', { description: 'Per query try, 2 tries (default 2s; 500ms works)' });
+  timeout = oneValue('--timeout', '2s', { description: 'Wait for the first try of a query, twice that for the second (default 2s; 500ms works)' });
   appsHost = oneValue('--apps-host', { description: 'Ask HOST.apps.<domain> instead of a random name under apps (e.g. console-openshift-console)' });
 
   override async execute(): Promise<number> {

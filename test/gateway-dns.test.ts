@@ -568,6 +568,27 @@ test("check-dns --names gateway checks the admin's DNS for each Gateway name lbd
   }
 });
 
+test("check-dns --names gateway: a chain that reaches the Gateway's load balancer host name is ok, whichever of its addresses the cloud's DNS gives there", async () => {
+  const cluster = await startGatewayCluster();
+  const admin = await startDnsServer();
+  const cloud = await startDnsServer();
+  try {
+    cloud.set('lb-1.elb.example.org', { A: ['198.51.100.7', '198.51.100.8'] });
+    await cluster.server.create(gateway('shop', [{ name: 'http', hostname: `shop.${ZONE}` }], [{ type: 'Hostname', value: 'lb-1.elb.example.org' }]));
+    await cluster.server.create(dnsPolicy('shop', { gateway: 'shop' }));
+    // What print-records gives the admin: the CNAME; the load balancer's name answers as its cloud will.
+    admin.set(`shop.${ZONE}`, { CNAME: 'lb-1.elb.example.org' });
+    admin.set('lb-1.elb.example.org', { A: ['198.51.100.8'] });
+    const r = await runLbdns(['check-dns', cluster.kubeconfig, '--gateway-zone', ZONE, '--names', 'gateway', '--server', admin.address, '--dns-server', cloud.address, '--upstream', UPSTREAM, '--wait-timeout', '10s', '--output', 'json']);
+    assert.is(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { checks: { name: string; verdict: string }[] }).checks.map((x) => [x.name, x.verdict]), [[`shop.${ZONE}`, 'ok']]);
+  } finally {
+    await cloud.close();
+    await admin.close();
+    await cluster.close();
+  }
+});
+
 test("display --gateway-zone prints each DNSPolicy's endpoints as a Kuadrant DNSRecord holds them, with the policy and what lbdns serves differently", async () => {
   const cluster = await startGatewayCluster();
   try {
