@@ -36,6 +36,29 @@ test("each node's monitor records what its CoreDNS answers for api-int in the st
   });
 });
 
+test('where no node holds the API VIP (a UserManaged load balancer behind the VIP fields), the first Node by name writes the conditions', async () => {
+  await withOnPrem({ switches: true, status: { apiServerInternalIPs: [API_VIP], ingressIPs: [INGRESS_VIP], loadBalancer: { type: 'UserManaged' } } }, async (c) => {
+    await c.server.create(node('master-1', ['192.168.111.21']));
+    await c.server.create(hostedNetServices({}));
+    type Status = { status?: { conditions?: { type: string; status: string; message: string }[] } };
+    const conditions = async () => ((await c.server.get<Status>(HNS))?.status?.conditions ?? []).map((x) => `${x.type}=${x.status}`).sort();
+    const second = await startMonitor({ ...c, out: join(c.dir, 'master-1.Corefile') }, { nodeName: 'master-1' });
+    try {
+      await sleep(1500);
+      assert.equal(await conditions(), [], 'master-1 is not the first Node');
+      const first = await startMonitor(c, { nodeName: 'master-0' });
+      try {
+        await until('the conditions', async () => (await conditions()).includes('ApiIntOnAllNodes=True'), 15_000);
+        assert.equal(await conditions(), ['ApiIntOnAllNodes=True', 'ApiIntServed=True', 'Degraded=False']);
+      } finally {
+        await first.stop();
+      }
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
 test('cluster-wide, the status and display say which node has not switched yet, and ApiIntOnAllNodes turns True once every node has', async () => {
   // 127.0.0.1 is an address of this machine: master-0's monitor holds the API VIP and writes the conditions.
   await withOnPrem({ switches: true, status: { apiServerInternalIPs: ['127.0.0.1'], ingressIPs: [INGRESS_VIP] } }, async (c) => {
@@ -141,10 +164,11 @@ test("nodes whose monitors ran before the HostedNetServices object existed recor
 type NodeEntry = { readonly name: string; readonly apiIntServes: string };
 type OnPrem = Parameters<Parameters<typeof withOnPrem>[1]>[0];
 
-/** master-0's monitor running on a HostedNetServices object, its status entry recorded. */
+/** master-0's monitor running on a HostedNetServices object, its status entry recorded; another node holds the API VIP and writes the conditions. */
 async function withRecordedNode(body: (c: OnPrem, nodes: () => Promise<NodeEntry[]>) => Promise<void>): Promise<void> {
   await withOnPrem({ switches: true }, async (c) => {
     await c.server.create(hostedNetServices({}));
+    await c.server.patchStatus(HNS, { apiServerInternalIpOwner: 'master-1' });
     const monitor = await startMonitor(c, { nodeName: 'master-0' });
     try {
       const nodes = async () => (await c.server.get<{ status?: { nodes?: NodeEntry[] } }>(HNS))?.status?.nodes ?? [];

@@ -62,8 +62,10 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     const apiIntRecord = last.recordSet.names.find((n) => n.name === `api-int.${last?.spec.domain}`);
     const apiIntServes = apiIntRecord === undefined ? '' : [...apiIntRecord.v4, ...apiIntRecord.v6].join(',');
     const holdsApiVip = holds(last.spec.lbs.api);
-    const rollout = holdsApiVip ? last.apiIntRollout : undefined;
-    const view: VipView = { nodeName, holdsApiVip, holdsIngressVip: holds(last.spec.lbs.ingress), apiIntServes, ...(served ? { apiInt: served } : {}), ...(rollout ? { rollout } : {}) };
+    // Where no node holds the API VIP (the VIP fields name a UserManaged LB), the first Node by name writes the conditions.
+    const writesConditions = !holdsApiVip && last.vipOwners?.api === undefined && last.apiIntRollout?.nodes[0]?.name === nodeName;
+    const rollout = holdsApiVip || writesConditions ? last.apiIntRollout : undefined;
+    const view: VipView = { nodeName, holdsApiVip, holdsIngressVip: holds(last.spec.lbs.ingress), apiIntServes, ...(writesConditions ? { writesConditions } : {}), ...(served ? { apiInt: served } : {}), ...(rollout ? { rollout } : {}) };
     const key = JSON.stringify(view);
     // The object's status as last read, not only what this node wrote, decides: an entry lost
     // since (the object replaced, the list edited) is written again.

@@ -30,7 +30,12 @@ export interface VipView {
   readonly nodeName: string;
   readonly holdsApiVip: boolean;
   readonly holdsIngressVip: boolean;
-  /** ApiIntServed and Degraded, written by the API VIP's holder only; undefined elsewhere. */
+  /**
+   * Writes the conditions though it does not hold the API VIP: no node holds it (under a
+   * UserManaged LB the VIP fields name the user's LB), and this node is the first Node by name.
+   */
+  readonly writesConditions?: boolean;
+  /** ApiIntServed and Degraded, written by the API VIP's holder (or the node that writesConditions) only. */
   readonly apiInt?: { readonly served: string; readonly pending: string | undefined };
   /** The addresses this node's CoreDNS answers for api-int, comma-separated. */
   readonly apiIntServes: string;
@@ -73,7 +78,7 @@ export function planVipOwners(current: VipOwnerStatus, view: VipView, now: strin
   if (nodes.find((n) => n.name === view.nodeName)?.apiIntServes !== view.apiIntServes) {
     patch.nodes = [...nodes.filter((n) => n.name !== view.nodeName), { name: view.nodeName, apiIntServes: view.apiIntServes }].sort((a, b) => (a.name < b.name ? -1 : 1));
   }
-  if (view.holdsApiVip && view.apiInt) {
+  if ((view.holdsApiVip || view.writesConditions === true) && view.apiInt) {
     const previous = current.conditions ?? [];
     const { served, pending } = view.apiInt;
     const conditions = [
