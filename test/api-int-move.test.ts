@@ -124,6 +124,29 @@ test("a move is settled by its own first check, not by another address's failure
   }
 });
 
+test("an address asked for after another's failures is retried from the shortest delay, not the other's", async () => {
+  const probes: { ip: string; at: number }[] = [];
+  const g = new ApiIntGate({
+    probe: (ip) => {
+      probes.push({ ip, at: Date.now() });
+      return Promise.reject(new Error('unreachable'));
+    },
+    log: quiet,
+    onSwitch: () => undefined,
+    retry: { minMs: 50, maxMs: 3200 },
+  });
+  try {
+    g.select('127.0.0.2', VIPS);
+    await until('five checks of 127.0.0.2', () => probes.length >= 5, 5000);
+    g.select('127.0.0.4', VIPS);
+    await until('two checks of 127.0.0.4', () => probes.filter((p) => p.ip === '127.0.0.4').length >= 2, 5000);
+    const [first, second] = probes.filter((p) => p.ip === '127.0.0.4') as [{ at: number }, { at: number }];
+    assert.ok(second.at - first.at < 400, `retried after ${second.at - first.at} ms`);
+  } finally {
+    g.stop();
+  }
+});
+
 test('going back to the VIP is verified the same way', async () => {
   const { gate: g, switches } = gate(await apiServer(200));
   try {

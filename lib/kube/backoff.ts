@@ -36,6 +36,12 @@ export class Backoff {
     this.delayMs = this.opts.minMs;
   }
 
+  /** Cancels, and the next failure waits the shortest delay again: what is retried is something else now. */
+  restart(): void {
+    this.cancel();
+    this.delayMs = this.opts.minMs;
+  }
+
   cancel(): void {
     clearTimeout(this.timer);
     this.timer = undefined;

@@ -60,11 +60,12 @@ export class ApiIntGate {
       this.servedBefore = undefined;
     }
     if (this.wanted === this.current) {
-      this.backoff.cancel();
+      this.backoff.restart();
       this.verifying = undefined;
       this.lastFailure = undefined;
     } else if (this.verifying !== this.wanted) {
-      this.backoff.cancel();
+      // Another address's failures say nothing of this one: its retries start from the shortest delay.
+      this.backoff.restart();
       // Another address's failure says nothing of this one: settled() waits for its own first probe.
       this.lastFailure = undefined;
       this.verify();
