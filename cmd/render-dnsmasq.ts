@@ -10,7 +10,7 @@ export class RenderDnsmasqCommand extends ClusterCommand {
   static override usage = Command.Usage({
     description: "Render the drop-in for the node's dnsmasq",
     details:
-      "For the on-prem design's node-local dnsmasq: api-int answers from dnsmasq itself, every query type, from a hosts file in a directory beside the drop-in that dnsmasq watches (hostsdir), so the API is found while CoreDNS is not running and a move of api-int reaches the running dnsmasq; every other name of the domain goes to the local CoreDNS at --listen. Same inputs as render-corefile; --listen must give CoreDNS a port or address of its own (e.g. 127.0.0.1:5353). Each file written atomically, only when it changed. watch-lb-status --dnsmasq-out keeps them current.",
+      "For the on-prem design's node-local dnsmasq: api-int answers from dnsmasq itself, every query type, from a hosts file in a directory beside the drop-in that dnsmasq watches (hostsdir), so the API is found while CoreDNS is not running and a move of api-int reaches the running dnsmasq; every other name of the domain goes to the local CoreDNS at --listen. Same inputs as render-corefile; --listen must give CoreDNS a port other than 53, where dnsmasq listens (e.g. 127.0.0.1:5353). Each file written atomically, only when it changed. watch-lb-status --dnsmasq-out keeps them current.",
     examples: [['The drop-in beside a CoreDNS on port 5353', 'lbdns render-dnsmasq /var/lib/kubelet/kubeconfig --listen 127.0.0.1:5353 --out /etc/dnsmasq.d/lbdns.conf']],
   });
 
