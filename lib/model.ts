@@ -95,6 +95,11 @@ export interface ClusterSpec {
    * a HostedNetServices switch set to Disabled): such names are left to the upstreams.
    */
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
+  /**
+   * LBs the cluster names with data of which every entry was refused (malformed), with why:
+   * bad data, not "no LB", so their names keep what they served, as for a host name with no answer.
+   */
+  readonly refusedLbs?: Readonly<Partial<Record<LbName, string>>>;
   /** Upstream resolvers, already filtered (no loopback, link-local or own addresses), at most 15. */
   readonly upstreams: readonly string[];
   /** TTL of the records lbdns serves, seconds. */

@@ -15,6 +15,7 @@ import {
   DOMAIN,
   fileId,
   INGRESS_IP,
+  LB_CONFIG,
   node,
   readAnswers,
   ROUTER,
@@ -104,6 +105,20 @@ test('a Service status patched from one LB to another is rewritten into the Core
     await until('the new ingress IP on disk', () => served(c, APPS, 'A 10.0.1.99'));
     console.log(`propagation: ${Date.now() - start} ms`);
     assert.equal(await answersOf(c.out, APPS), ['A 10.0.1.99']);
+  });
+});
+
+test("an LB whose cluster data turns malformed, every entry refused, keeps serving its addresses: bad data is not \"no LB\"", async () => {
+  await withMonitor({}, async (c, m) => {
+    await firstRender(c);
+    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.030' }] } });
+    await c.server.mergePatch(LB_CONFIG, { data: { 'internal-api-lb-ips': '10.0.0.20;10.0.0.21' } });
+    await until('both refusals logged', () => ['status.loadBalancer.ingress[0].ip', 'data.internal-api-lb-ips[0]'].every((w) => m.logs().some((l) => String(l.where ?? '').endsWith(w))));
+    await until('the next state served', () => m.logs().some((l) => l.msg === 'serving a name with its previous addresses' && l.name === `api-int.${DOMAIN}`));
+    assert.equal(await answersOf(c.out, APPS), [`A ${INGRESS_IP}`]);
+    assert.equal(await answersOf(c.out, `api-int.${DOMAIN}`), [`A ${API_INT_IP}`]);
+    await c.server.patchStatus(ROUTER, { loadBalancer: { ingress: [{ ip: '10.0.1.99' }] } });
+    await until('a valid address served again', () => served(c, APPS, 'A 10.0.1.99'));
   });
 });
 

@@ -128,6 +128,11 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     for (const m of met) notes.push({ name: m.name, note: `not served for ${m.source}: it ${m.name.startsWith('*.') ? 'covers' : 'is'} the name of node ${m.node}, which its hosts entry answers` });
   }
 
+  // An LB named with data that was all refused is bad data, not "no LB": its name keeps what it served.
+  const refused = new Map(traits.serves.flatMap((lb) => {
+    const why = spec.refusedLbs?.[lb] ?? (lb === 'api' && spec.lbs.api.length === 0 ? spec.refusedLbs?.['api-int'] : undefined);
+    return why === undefined ? [] : [[lbRecordName(lb, spec.domain), why] as const];
+  }));
   const names: NameRecord[] = [];
   const empty: string[] = [];
   const held: { name: string; reason: string; dropped?: true }[] = [];
@@ -136,7 +141,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
     const count = v4.length + v6.length;
     const hostnames = targets.flatMap((t) => (t.kind === 'hostname' ? [t.hostname] : []));
     const from = hostnames.length > 0 ? ` (from ${hostnames.join(', ')})` : '';
-    const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses${from}, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : undefined;
+    const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses${from}, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 && targets.length > 0 ? 'has no resolved address yet' : count === 0 ? refused.get(name) : undefined;
     const before = options.previous?.names ?? options.servedBefore;
     const kept = problem && before ? findName(before, name) : undefined;
     if (kept) {

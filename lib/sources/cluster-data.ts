@@ -18,6 +18,8 @@ export interface SourceContribution {
   readonly nodes?: readonly NodeEntry[];
   /** What the cluster says not to serve, and why. */
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
+  /** See ClusterSpec.refusedLbs: entries there, every one refused. */
+  readonly refusedLbs?: Readonly<Partial<Record<LbName, string>>>;
   /** The address api-int should move to (HostedNetServices), served once verified. */
   readonly apiIntAddress?: string;
   /** What each node's monitor reports its CoreDNS answers for api-int (HostedNetServices status); absent without the object. */
@@ -39,6 +41,8 @@ export interface ClusterData {
   readonly unmanaged: readonly ExtraRecord[];
   readonly nodes: readonly NodeEntry[] | undefined;
   readonly withheld?: Readonly<Partial<Record<Servable, string>>>;
+  /** LBs no source names with a valid entry, and one named with entries all refused. */
+  readonly refusedLbs?: Readonly<Partial<Record<LbName, string>>>;
   /** See SourceContribution.apiIntAddress. */
   readonly apiIntAddress?: string;
   /** See SourceContribution.apiIntReported. */
@@ -68,6 +72,10 @@ export function mergeContributions(contributions: readonly SourceContribution[])
   const shadowed = Object.fromEntries(LB_NAMES.flatMap((lb) => (named(lb).length > 0 && published(lb).length > 0 ? [[lb, published(lb)]] : []))) as Partial<Record<LbName, Endpoint[]>>;
   const publishedOnly = LB_NAMES.filter((lb) => named(lb).length === 0 && published(lb).length > 0);
   const withNodes = contributions.filter((c) => c.nodes !== undefined);
+  const refusedLbs = Object.fromEntries(LB_NAMES.flatMap((lb) => {
+    const why = contributions.find((c) => c.refusedLbs?.[lb] !== undefined)?.refusedLbs?.[lb];
+    return why !== undefined && lbs[lb].length === 0 ? [[lb, why]] : [];
+  })) as Partial<Record<LbName, string>>;
   return {
     lbs,
     shadowed,
@@ -76,6 +84,7 @@ export function mergeContributions(contributions: readonly SourceContribution[])
     unmanaged: contributions.flatMap((c) => c.unmanaged ?? []),
     nodes: withNodes.length === 0 ? undefined : withNodes.flatMap((c) => c.nodes ?? []),
     withheld: Object.assign({}, ...contributions.map((c) => c.withheld ?? {})) as Partial<Record<Servable, string>>,
+    ...(Object.keys(refusedLbs).length > 0 ? { refusedLbs } : {}),
     ...Object.fromEntries(contributions.filter((c) => c.apiIntAddress !== undefined).slice(0, 1).map((c) => ['apiIntAddress', c.apiIntAddress])),
     ...Object.fromEntries(contributions.filter((c) => c.apiIntReported !== undefined).slice(0, 1).map((c) => ['apiIntReported', c.apiIntReported])),
     ...Object.fromEntries(contributions.filter((c) => c.vipOwners !== undefined).slice(0, 1).map((c) => ['vipOwners', c.vipOwners])),
@@ -130,6 +139,13 @@ export function applyClusterData(local: ClusterSpec, cluster: ClusterData, local
     extraRecords: [...local.extraRecords, ...cluster.extraRecords],
     nodes: localSays.nodes ? local.nodes : (cluster.nodes ?? []),
     ...(Object.keys(withheld).length > 0 ? { withheld } : {}),
+    ...refusedOf(cluster, localSays),
     ...(local.gateway ? { gateway: { ...local.gateway, owners: cluster.gatewayOwners ?? [] } } : {}),
   };
+}
+
+/** The cluster's refused LBs that no flag replaces. */
+function refusedOf(cluster: ClusterData, localSays: LocalSays): { refusedLbs?: Partial<Record<LbName, string>> } {
+  const refusedLbs = Object.fromEntries(Object.entries(cluster.refusedLbs ?? {}).filter(([lb]) => !localSays.lbs.has(lb as LbName))) as Partial<Record<LbName, string>>;
+  return Object.keys(refusedLbs).length > 0 ? { refusedLbs } : {};
 }

@@ -35,10 +35,14 @@ function entriesOf(value: unknown, where: string, warn: Warn): { item: string; w
  */
 export function lbConfigContribution(configMap: V1ConfigMap | undefined, warn: Warn): SourceContribution {
   const lbs: Partial<Record<LbName, Endpoint[]>> = {};
+  const refusedLbs: Partial<Record<LbName, string>> = {};
   const object = describeObject('configmap', configMap?.metadata);
   for (const [key, lb] of Object.entries(LB_CONFIG_KEYS)) {
     const where = `${object} data.${key}`;
-    lbs[lb] = endpointsFromApi(entriesOf(configMap?.data?.[key], where, warn), warn);
+    const value: unknown = configMap?.data?.[key];
+    const entries = entriesOf(value, where, warn);
+    lbs[lb] = endpointsFromApi(entries, warn);
+    if (lbs[lb].length === 0 && (entries.length > 0 || (value !== undefined && typeof value !== 'string'))) refusedLbs[lb] = `every entry of ${where} was refused`;
   }
-  return { lbs };
+  return { lbs, ...(Object.keys(refusedLbs).length > 0 ? { refusedLbs } : {}) };
 }

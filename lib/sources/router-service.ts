@@ -37,9 +37,12 @@ function endpointOfEntry(entry: unknown, where: string, warn: Warn): Endpoint | 
 export function routerServiceContribution(service: V1Service | undefined, warn: Warn): SourceContribution {
   if (service === undefined) return { lbs: { ingress: [] } };
   const where = `${describeObject('service', service.metadata)} status.loadBalancer.ingress`;
-  const found = elementsOf(service.status?.loadBalancer?.ingress, where, warn).flatMap(({ item, where: at }) => {
+  const given: unknown = service.status?.loadBalancer?.ingress;
+  const found = elementsOf(given, where, warn).flatMap(({ item, where: at }) => {
     const endpoint = endpointOfEntry(item, at, warn);
     return endpoint === undefined ? [] : [{ item: endpoint, where: at }];
   });
-  return { lbs: { ingress: distinct(found, endpointKey, warn) } };
+  const ingress = distinct(found, endpointKey, warn);
+  const refused = ingress.length === 0 && given !== undefined && given !== null && !(Array.isArray(given) && given.length === 0);
+  return { lbs: { ingress }, ...(refused ? { refusedLbs: { ingress: `every entry of ${where} was refused` } } : {}) };
 }
