@@ -203,6 +203,35 @@ v4only('a node address resolves back to its names', async ({ dns }) => {
 
 v4only.run();
 
+/* ----------------------------------------------------------------- IPv6 only */
+
+const v6only = suite('an IPv6-only cluster');
+const V6_D = 'v6.example.com';
+
+v6only.before(async () => {
+  await setup();
+  await serve(['--domain', V6_D, '--api-lb', 'fd00::10', '--api-int-lb', 'fd00::20', '--ingress-lb', 'fd00::30', '--upstream', UPSTREAM]);
+});
+v6only.after(teardown);
+
+v6only('ANY for a name of one family answers its records, not an empty answer', async () => {
+  const server = servers[0] as CoreDns;
+  for (const name of [`api.${V6_D}`, `api-int.${V6_D}`, `x.apps.${V6_D}`]) {
+    const reply = await query(server, name, 'ANY');
+    assert.equal([name, reply.rcode, reply.answers.map((a) => a.split(' ')[2])], [name, 'NOERROR', ['AAAA']]);
+  }
+});
+
+v6only("A for a name of IPv6 only is NODATA with the cluster's SOA, never forwarded", async () => {
+  const server = servers[0] as CoreDns;
+  upstream.resetCounts();
+  const reply = await query(server, `api-int.${V6_D}`, 'A');
+  assert.equal([reply.rcode, reply.answers, reply.authority], ['NOERROR', [], ['SOA']]);
+  assert.is(upstream.queries(), 0);
+});
+
+v6only.run();
+
 /* ----------------------------------------------------------------- dual stack, and sequential upstreams */
 
 const dual = suite<{ dns: Resolver }>('a dual-stack cluster whose first upstream does not answer');

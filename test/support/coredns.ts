@@ -105,7 +105,7 @@ export async function servableFlags(): Promise<{ listen: string; healthPort: str
   return { listen: `127.0.0.1:${port}`, healthPort: String(await freePort()), readyPort: String(await freePort()), port };
 }
 
-export type QueryType = 'A' | 'AAAA' | 'CNAME' | 'TXT' | 'MX' | 'SRV' | 'NS' | 'SOA' | 'PTR' | 'CAA' | 'HTTPS';
+export type QueryType = 'A' | 'AAAA' | 'CNAME' | 'TXT' | 'MX' | 'SRV' | 'NS' | 'SOA' | 'PTR' | 'CAA' | 'HTTPS' | 'ANY';
 
 export interface Reply {
   readonly rcode: string;
