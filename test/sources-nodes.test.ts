@@ -113,6 +113,13 @@ test('a node named like a served name (api, api-int, under apps) is skipped with
   assert.match(text, /"x\.apps" lies under \*\.apps\.c1\.example\.com/);
 });
 
+test('a node named the cluster domain itself is skipped with a warning: its hosts entry would answer the apex', () => {
+  const { warn, messages } = collector();
+  const c = nodesContribution([node(DOMAIN, [internal('10.0.0.9')]), node('worker-0', [internal('10.0.0.8')])], warn, DOMAIN);
+  assert.equal((c.nodes ?? []).map((n) => n.name), ['worker-0']);
+  assert.match(messages().join('\n'), /is the cluster domain itself/);
+});
+
 test('a node whose name as served exceeds 253 characters is skipped with a warning', () => {
   const { warn, messages } = collector();
   const long = Array.from({ length: 4 }, () => 'n'.repeat(60)).join('.');

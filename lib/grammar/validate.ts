@@ -93,6 +93,7 @@ export function nodeFqdn(name: string, domain: string): string {
  */
 export function nodeNameConflict(fqdn: string, domain: string): string | undefined {
   if (fqdn.length > 253) return `gives the name ${quote(fqdn)}, longer than DNS's 253 characters`;
+  if (fqdn === domain) return `is the cluster domain itself, whose apex records (SOA, NS) are the domain's DNS's: the hosts plugin would answer every other type there empty`;
   if (fqdn === `api.${domain}` || fqdn === `api-int.${domain}`) return `is the API name ${fqdn}, which only the API load balancers answer for`;
   if (fqdn.endsWith(`.apps.${domain}`)) return `lies under *.apps.${domain}, which only the ingress load balancer answers for`;
   return undefined;
