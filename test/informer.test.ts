@@ -170,6 +170,32 @@ async function watchesAgainst(watch: (res: ServerResponse) => void, forMs: numbe
   }
 }
 
+test('objects without metadata.name, in a list or a watch event, are passed over with a warning: the collection syncs and keeps the others', async () => {
+  const node = (name: string) => ({ kind: 'Node', apiVersion: 'v1', metadata: { name, resourceVersion: '6' } });
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (new URL(req.url ?? '/', 'http://x').searchParams.get('watch') === 'true') {
+      res.write(`${JSON.stringify({ type: 'ADDED', object: { kind: 'Node' } })}\n${JSON.stringify({ type: 'ADDED', object: null })}\n${JSON.stringify({ type: 'ADDED', object: node('n2') })}\n`);
+      return;
+    }
+    res.end(JSON.stringify({ kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [null, {}, node('n1')] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  const lines: string[] = [];
+  const collection = await watchCollection<KubernetesObject>({ kc, name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', list: (page) => listJson(kc, '/api/v1/nodes', page, true), log: createLogger({ write: (line: string) => lines.push(line) }), onChange: () => undefined });
+  try {
+    await until('both named nodes', () => names(collection.items()).join() === 'n1,n2', 5000);
+    assert.ok(collection.synced());
+    assert.is(lines.filter((l) => l.includes('ignored an object without metadata.name')).length, 4);
+  } finally {
+    await collection.stop();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
 // A backoff from 0.5 s doubling (± 20 %) asks at about 0, 0.5, 1.5 and 3.5 s: 4 watches in 3.7 s; one stuck at 0.5 s, 8.
 test('a watch the API server refuses inside its stream (an ERROR event) is asked for again after a growing backoff', async () => {
   const watches = await watchesAgainst((res) => res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 500, message: 'etcdserver: request timed out' } })}\n`), 3700);

@@ -93,6 +93,9 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
    * server that refuses every watch is not asked again in a tight loop, and a watch is never
    * left dead.
    */
+  // The cache keys objects by metadata.name and reads it outside any error handling: an object
+  // without one (a misbehaving server or proxy) would end the process or stop the source for good.
+  const nameless = (what: string): void => opts.log.warn('ignored an object without metadata.name from the API server', { source: opts.name, in: what });
   class ProjectingWatch extends k8s.Watch {
     override async watch(...[path, query, callback, done]: Parameters<InstanceType<typeof k8s.Watch>['watch']>): Promise<AbortController> {
       const opened = Date.now();
@@ -112,7 +115,9 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
         done(empty ? new Error('the API server ended the watch as soon as it began') : err);
       };
       const projected = (phase: string, obj: unknown, watchObj: unknown) => {
-        if (project === undefined || (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED')) return callback(phase, obj, watchObj);
+        const change = phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED';
+        if (change && !named(obj)) return nameless(`a ${phase} event`);
+        if (project === undefined || !change) return callback(phase, obj, watchObj);
         const kept = project(obj as T);
         const before = phase === 'MODIFIED' ? informer.get(kept.metadata?.name ?? '', kept.metadata?.namespace) : undefined;
         // The cache calls its update handlers synchronously, inside this callback.
@@ -182,16 +187,22 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
   };
   const listAll = async (): Promise<KubernetesListObject<T>> => {
     const keep = project ?? ((obj: T) => obj);
+    const kept = (items: readonly unknown[] | null | undefined): T[] =>
+      (items ?? []).flatMap((item) => {
+        if (named(item)) return [keep(item as T)];
+        nameless('a list item');
+        return [];
+      });
     if (pageSize === undefined) {
       const page = await opts.list({});
-      return { ...page, items: page.items.map(keep) };
+      return { ...page, items: kept(page.items) };
     }
     const items: T[] = [];
     let pending: Promise<Fetched> | undefined = fetchPage(pageSize, undefined, Promise.resolve());
     let last: KubernetesListObject<T> | undefined;
     while (pending !== undefined) {
       const { page, next }: Fetched = await pending;
-      for (const item of page.items) items.push(keep(item));
+      items.push(...kept(page.items));
       last = page;
       pending = next;
     }
@@ -276,4 +287,10 @@ function continueOf(list: KubernetesListObject<KubernetesObject>): string | unde
 function sameApartFromVersion(a: KubernetesObject, b: KubernetesObject): boolean {
   const canonical = (o: KubernetesObject) => JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
   return canonical(a) === canonical(b);
+}
+
+/** An object the informer's cache can key: metadata.name a non-empty string. */
+function named(obj: unknown): boolean {
+  const name = (obj as { metadata?: { name?: unknown } | null } | null)?.metadata?.name;
+  return typeof name === 'string' && name !== '';
 }
