@@ -214,7 +214,7 @@ test('render-corefile --dnsmasq-out with --diff or --out - is refused at once, a
   });
 });
 
-test('a drop-in that cannot be written does not hold the monitor back: the Corefile on disk makes it ready, and the drop-in is retried until it can be', async () => {
+test('a drop-in that cannot be written does not hold the monitor back: the Corefile on disk makes it ready, lbdns_dnsmasq_out_of_date is 1, and the drop-in is retried until it can be', async () => {
   await withDir(async (dir) => {
     const cluster = await startFakeCluster();
     const dropIn = join(dir, 'lbdns.conf');
@@ -229,8 +229,11 @@ test('a drop-in that cannot be written does not hold the monitor back: the Coref
       assert.ok(monitor.logs().some((l) => l.msg === 'Corefile written'));
       // The monitor is ready once the Corefile is on disk, before it tries the drop-in.
       await until('the failed drop-in logged', async () => monitor.logs().some((l) => String(l.msg).startsWith('writing the dnsmasq drop-in failed')));
+      const outOfDate = async () => /^lbdns_dnsmasq_out_of_date (\d)$/m.exec(await (await fetch(`http://${monitor.health}/metrics`)).text())?.[1];
+      assert.is(await outOfDate(), '1');
       await rm(join(dir, 'lbdns.hosts.staging', 'api-int'), { recursive: true });
       await until('the drop-in, at a retry', async () => (await readFile(dropIn, 'utf8').catch(() => '')).includes('hostsdir='), 10_000);
+      await until('lbdns_dnsmasq_out_of_date back to 0', async () => (await outOfDate()) === '0');
     } finally {
       await monitor.stop();
       await cluster.close();

@@ -229,7 +229,9 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
         const drop = await writeDnsmasq(opts.dnsmasqOut, state.recordSet, state.withheld, '--dnsmasq-out');
         if (drop.dropIn.written) log.info('dnsmasq drop-in written', { path: drop.dropIn.path });
         if (drop.hosts.written) log.info("dnsmasq's api-int hosts file written", { path: drop.hosts.path });
+        metrics.dnsmasqOutOfDate.set(0);
       } catch (err) {
+        metrics.dnsmasqOutOfDate.set(1);
         log.error('writing the dnsmasq drop-in failed; the previous file is intact; retrying', { error: (err as Error).message, retryInMs: writeRetry.failed() });
         return true;
       }

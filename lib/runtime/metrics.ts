@@ -19,6 +19,8 @@ export interface Metrics {
   readonly apiIntMoveFailures: Counter<'reason'>;
   /** 1 while the Corefile on disk is not the one the sources call for (render or write failing). */
   readonly corefileOutOfDate: Gauge;
+  /** 1 while the node dnsmasq's drop-in or api-int hosts file (--dnsmasq-out) cannot be written. */
+  readonly dnsmasqOutOfDate: Gauge;
   /** LB host names whose latest lookup failed, by what is served meanwhile; read at scrape time. */
   unresolvable: () => readonly { readonly keptLastGood: boolean }[];
   /** 1 while the Infrastructure status holds what lbdns last computed, 0 while publishing it fails. */
@@ -53,6 +55,7 @@ export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promi
     lbSourcesDisagree: new prom.Counter({ name: 'lbdns_lb_sources_disagree_total', help: "Times an LB's addresses in the Infrastructure status differed from the ones served from its LB config, counted when each difference first appears, by LB", labelNames: ['lb'], ...opts }),
     sourceDataIgnored: new prom.Counter({ name: 'lbdns_source_data_ignored_total', help: 'Other data from cluster objects that lbdns refused, counted when each first appears, by source', labelNames: ['source'], ...opts }),
     corefileOutOfDate: new prom.Gauge({ name: 'lbdns_corefile_out_of_date', help: '1 while the Corefile on disk is not the one the sources call for (render or write failing)', registers: purpose === 'corefile' ? [registry] : [] }),
+    dnsmasqOutOfDate: new prom.Gauge({ name: 'lbdns_dnsmasq_out_of_date', help: "1 while the node dnsmasq's drop-in or api-int hosts file (--dnsmasq-out) is not the one the sources call for (its write failing)", registers: purpose === 'corefile' ? [registry] : [] }),
     unresolvable: () => [],
     infraStatusInSync: new prom.Gauge({ name: 'lbdns_infrastructure_status_in_sync', help: '1 after the last publication of the LB IPs lbdns computed succeeded (or found them there), 0 while publishing them fails', registers: purpose === 'infra-status' ? [registry] : [] }),
   };
