@@ -85,8 +85,14 @@ example('query names are matched without regard to case', async ({ dns }) => {
   assert.equal(sorted(await dns.resolve4(`API.MyCluster.Example.COM`)), ['10.0.0.10', '10.0.0.11']);
 });
 
-example('apps itself is not covered by the wildcard: it goes upstream', async ({ dns }) => {
-  assert.is(await errorCode(dns.resolve4(`apps.${EXAMPLE_D}`)), 'ENOTFOUND');
+example("apps itself, the wildcard's apex, is an empty name: NODATA with the cluster's SOA, not the wildcard's addresses, never forwarded", async () => {
+  const server = servers[0] as CoreDns;
+  upstream.resetCounts();
+  for (const type of ['A', 'AAAA', 'TXT'] as const) {
+    const reply = await query(server, `apps.${EXAMPLE_D}`, type);
+    assert.equal([type, reply.rcode, reply.answers, reply.authority], [type, 'NOERROR', [], ['SOA']]);
+  }
+  assert.is(upstream.queries(), 0);
 });
 
 example('a node answers under its short name', async ({ dns }) => {

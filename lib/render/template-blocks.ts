@@ -1,5 +1,5 @@
 import type { NameRecord } from '../model.js';
-import { matchFor } from '../resolve/specificity.js';
+import { emptyMatchFor, matchFor } from '../resolve/specificity.js';
 
 /** One pair of CoreDNS `template` blocks (A and AAAA): the name it matches and the records it answers. */
 export interface TemplateBlock {
@@ -8,6 +8,11 @@ export interface TemplateBlock {
   readonly zone: string;
   /** Anchored RE2 regex of the query names (lower case, with the trailing dot). */
   readonly match: string;
+  /**
+   * The names the block answers NODATA for, with the cluster's SOA, in every type it has no
+   * records of: `match`'s, and a wildcard's apex, which exists as an empty name (RFC 4592).
+   */
+  readonly emptyMatch: string;
   /** The answer records of the A block, then the AAAA block. */
   readonly a: readonly string[];
   readonly aaaa: readonly string[];
@@ -37,6 +42,7 @@ export function templateBlocks(names: readonly NameRecord[], clusterTtl: number)
       comment: `${n.name} (${n.source})`,
       zone,
       match,
+      emptyMatch: emptyMatchFor(n.name),
       a: n.v4.map((ip) => `${GO_NAME} ${ttl} IN A ${ip}`),
       aaaa: n.v6.map((ip) => `${GO_NAME} ${ttl} IN AAAA ${ip}`),
     };

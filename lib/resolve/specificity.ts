@@ -22,6 +22,11 @@ export function matchFor(name: string): { zone: string; match: string } {
   return { zone: name, match: escapeDots(`^${name}.$`) };
 }
 
+/** The names `name` answers NODATA for in the types it has no records of: a wildcard's apex too, an empty name that exists (RFC 4592). */
+export function emptyMatchFor(name: string): string {
+  return name.startsWith('*.') ? `^(?:[^.]+\\.)*${escapeDots(name.slice(2))}\\.$` : matchFor(name).match;
+}
+
 interface Keyed {
   readonly wildcard: number;
   readonly depth: number;
