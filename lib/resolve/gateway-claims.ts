@@ -30,22 +30,29 @@ const older = (a: OwnedEndpoints, b: OwnedEndpoints): number =>
 const sameContent = (a: GatewayEndpoint, b: GatewayEndpoint): boolean => a.ttl === b.ttl && a.weight === b.weight && a.geo === b.geo && a.targets.join(' ') === b.targets.join(' ');
 const family = (e: GatewayEndpoint): string => (e.recordType === 'CNAME' ? 'CNAME' : 'address');
 
-const byNameOf = new WeakMap<OwnedEndpoints, Map<string, GatewayEndpoint[]>>();
 const NONE: readonly GatewayEndpoint[] = [];
 
-/** An owner's endpoints for one name, from an index made once per owner: one object may ask for thousands of names. */
-function endpointsNamed(owner: OwnedEndpoints, name: string): readonly GatewayEndpoint[] {
-  let index = byNameOf.get(owner);
-  if (index === undefined) {
-    index = new Map();
-    for (const endpoint of owner.endpoints) {
-      const named = index.get(endpoint.dnsName);
-      if (named === undefined) index.set(endpoint.dnsName, [endpoint]);
-      else named.push(endpoint);
+/**
+ * Owners' endpoints by name, indexed once per owner in one update: one object may ask for
+ * thousands of names, each decided by reading it. Not kept past the update: at 10,000 hosts
+ * the indexes held 4 MiB, which the monitor's memory target could not spare (bench/RESULTS.md).
+ */
+class EndpointsByName {
+  private readonly indexes = new Map<OwnedEndpoints, Map<string, GatewayEndpoint[]>>();
+
+  of(owner: OwnedEndpoints, name: string): readonly GatewayEndpoint[] {
+    let index = this.indexes.get(owner);
+    if (index === undefined) {
+      index = new Map();
+      for (const endpoint of owner.endpoints) {
+        const named = index.get(endpoint.dnsName);
+        if (named === undefined) index.set(endpoint.dnsName, [endpoint]);
+        else named.push(endpoint);
+      }
+      this.indexes.set(owner, index);
     }
-    byNameOf.set(owner, index);
+    return index.get(name) ?? NONE;
   }
-  return index.get(name) ?? NONE;
 }
 
 /**
@@ -107,7 +114,8 @@ export class ClaimIndex {
     // Oldest first, so that from nothing the names come in the order print-records lists them: a host before its chain.
     for (const owner of came.sort(older)) this.join(owner, touched);
     this.owners = owners;
-    for (const name of touched) this.decide(name);
+    const endpoints = new EndpointsByName();
+    for (const name of touched) this.decide(name, endpoints);
     return anew ? undefined : touched;
   }
 
@@ -182,7 +190,7 @@ export class ClaimIndex {
    * the same type and set identifier must agree, or the later one is refused — never merged.
    * Distinct set identifiers (Kuadrant's geo and weighted sets) combine.
    */
-  private decide(name: string): void {
+  private decide(name: string, endpoints: EndpointsByName): void {
     const before = this.claims.get(name) ?? [];
     this.conflicts.delete(name);
     this.lost.delete(name);
@@ -192,7 +200,7 @@ export class ClaimIndex {
     const lost = new Set<string>();
     const refuse = (owner: OwnedEndpoints, reason: RefusalReason, detail: string) => conflicts.push({ name, source: owner.source, reason, detail });
     for (const owner of askers) {
-      for (const endpoint of endpointsNamed(owner, name)) {
+      for (const endpoint of endpoints.of(owner, name)) {
         const first = list[0];
         if (first === undefined) {
           list.push({ endpoint, owner });
