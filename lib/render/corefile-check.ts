@@ -564,19 +564,6 @@ function safeRegExp(source: string): RegExp | undefined {
  * CoreDNS. A file that does not parse is reported as such before any directive's problem, as
  * CoreDNS parses the whole file before it sets a plugin up.
  */
-/** The data files a Corefile names: each `file` plugin's zone file and `loadbalance weighted`'s weight file. */
-export function filesNamed(text: string): string[] {
-  const files: string[] = [];
-  readServerBlocks(text, {
-    directive: (_head, d) => {
-      const [first, second] = d.args.map((t) => t.text);
-      if (d.name === 'file' && first !== undefined) files.push(first);
-      if (d.name === 'loadbalance' && first === 'weighted' && second !== undefined) files.push(second);
-    },
-  });
-  return [...new Set(files)];
-}
-
 export function checkCorefile(text: string): void {
   let seen = new Map<string, number>();
   let problem: unknown;

@@ -7,7 +7,7 @@ import { listenOf } from '../inputs/spec.js';
 import type { RawConfig } from '../inputs/config.js';
 import { DEFAULTS } from '../model.js';
 import { ConfigError, MissingDataError, quote } from '../errors.js';
-import { checkCorefile, filesNamed } from '../render/corefile-check.js';
+import { checkCorefile } from '../render/corefile-check.js';
 import { builtinTemplate } from '../render/templates.js';
 import { renderZones } from '../render/zone-file.js';
 import type { RecordSet } from '../model.js';
@@ -63,11 +63,6 @@ export async function keepCorefile(out: string, unreachable: Error): Promise<{ r
     checkCorefile(text);
   } catch (err) {
     throw new MissingDataError(`the API server is unreachable (${unreachable.message}) and the Corefile at ${quote(out)} fails the structural check, so it is not kept as last known good: ${(err as Error).message}`);
-  }
-  // CoreDNS refuses to start on a Corefile whose zone or weight file is missing.
-  for (const file of filesNamed(text)) {
-    const isFile = await stat(file).then((s) => s.isFile(), () => false);
-    if (!isFile) throw new MissingDataError(`the API server is unreachable (${unreachable.message}) and the Corefile at ${quote(out)} names ${quote(file)}, which is not a file, so it is not kept as last known good: CoreDNS would not start on it`);
   }
   return { since };
 }
