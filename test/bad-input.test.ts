@@ -206,6 +206,7 @@ const CASES: readonly BadInput[] = [
   { what: 'a node named api', args: () => cluster({}, ['--node', 'api=10.0.0.5']), message: /--node: "api" is the API name api\.c1\.example\.com, which only the API load balancers answer for/ },
   { what: 'a node named api-int by its FQDN', args: () => cluster({}, ['--node', 'api-int.c1.example.com=10.0.0.5']), message: /--node: "api-int\.c1\.example\.com" is the API name/ },
   { what: 'a node named the cluster domain', args: () => cluster({}, ['--node', 'c1.example.com=10.0.0.5']), message: /--node: "c1\.example\.com" is the cluster domain itself/ },
+  { what: 'a node named apps', args: () => cluster({}, ['--node', 'apps=10.0.0.5']), message: /--node: "apps" is apps\.c1\.example\.com, the apex of \*\.apps/ },
   { what: 'a node under apps', args: () => cluster({}, ['--node', 'x.apps=10.0.0.5']), message: /--node: "x\.apps" lies under \*\.apps\.c1\.example\.com/ },
   { what: 'a node whose name as served is longer than 253 characters', args: () => cluster({}, ['--node', `${seq(4, () => 'n'.repeat(60)).join('.')}=10.0.0.5`]), message: /--node: .* gives the name .* longer than DNS's 253 characters/ },
   { what: 'a domain that makes api-int.<domain> longer than 253 characters', args: () => cluster({ '--domain': [`${seq(4, () => 'd'.repeat(61)).join('.')}.net`] }), message: /--domain: .* is too long: api-int\.<domain>, which lbdns serves, would be 259 characters/ },

@@ -57,7 +57,7 @@ test('a name whose chain turns into a loop is not held with its previous records
   assert.not.ok(held.some((h) => h.name === APP));
 });
 
-test('a chain of thousands of CNAMEs is cut at 8 links, not followed to its end: the record set is built, and each name on it is served as its own chain allows', () => {
+test('a chain of thousands of CNAMEs is not followed to its end: the record set is built, and each name on it is served as its own chain allows (8 links at most)', () => {
   const n = 5000;
   const link = (i: number) => `c${i}.${ZONE}`;
   const chain = Array.from({ length: n }, (_, i) => cname(link(i), i === n - 1 ? 'lb.example.org' : link(i + 1)));
@@ -65,6 +65,20 @@ test('a chain of thousands of CNAMEs is cut at 8 links, not followed to its end:
   assert.ok(empty.includes(APP));
   assert.ok(empty.includes(link(n - 9)), 'nine links to the address');
   assert.equal(recordSet.names.find((r) => r.name === link(n - 8))?.v4, ['198.51.100.9'], 'eight links');
+});
+
+test('a name whose chain goes on behind a weighted set is served whichever name of it is listed first: the set starts the count again', () => {
+  const link = (i: number) => `c${i}.${ZONE}`;
+  const set = `set.${ZONE}`;
+  const weighted = (target: string): GatewayEndpoint => ({ ...cname(set, target), setIdentifier: target, weight: 10 });
+  const chain = Array.from({ length: 8 }, (_, i) => cname(link(i), i === 7 ? 'lb.example.org' : link(i + 1)));
+  const endpoints = [cname(APP, set), weighted(link(0)), weighted('lb2.example.org')];
+  for (const more of [[...endpoints.slice(1), ...chain], [...chain, ...endpoints.slice(1)]]) {
+    const owners = [{ source: 'dnsrecord.kuadrant.io/shop/r', namespace: 'shop', created: '2026-01-01T00:00:00Z', zone: ZONE, endpoints: [endpoints[0] as GatewayEndpoint, ...more] }];
+    const resolutions = new Map([['lb.example.org', { v4: ['198.51.100.9'], v6: [] } as unknown as Resolution], ['lb2.example.org', { v4: ['198.51.100.10'], v6: [] } as unknown as Resolution]]);
+    const { recordSet } = buildRecordSet({ ...base, gateway: { zones: [ZONE], geoCode: undefined, ttls: DEFAULTS.gatewayTtls, owners } }, resolutions);
+    assert.equal([...(recordSet.names.find((n) => n.name === APP)?.v4 ?? [])].sort(), ['198.51.100.10', '198.51.100.9']);
+  }
 });
 
 test("a CNAME into a name its namespace asked for too and an older namespace was given is not served: a tenant's host never answers another namespace's addresses", () => {

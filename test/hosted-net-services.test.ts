@@ -44,7 +44,8 @@ test('where no node holds the API VIP (a UserManaged load balancer behind the VI
     const conditions = async () => ((await c.server.get<Status>(HNS))?.status?.conditions ?? []).map((x) => `${x.type}=${x.status}`).sort();
     const second = await startMonitor({ ...c, out: join(c.dir, 'master-1.Corefile') }, { nodeName: 'master-1' });
     try {
-      await sleep(1500);
+      const entries = async () => ((await c.server.get<{ status?: { nodes?: NodeEntry[] } }>(HNS))?.status?.nodes ?? []).map((n) => n.name);
+      await until("master-1's entry", async () => (await entries()).includes('master-1'), 10_000);
       assert.equal(await conditions(), [], 'master-1 is not the first Node');
       const first = await startMonitor(c, { nodeName: 'master-0' });
       try {

@@ -25,6 +25,12 @@ function spec(nodes: readonly string[], extraRecords: readonly ExtraRecord[], ov
 const servedNames = (s: ClusterSpec) => buildRecordSet(s, new Map()).recordSet.names.map((n) => n.name);
 const notes = (s: ClusterSpec) => buildRecordSet(s, new Map()).notes;
 
+test("a wildcard DNSRecord whose apex is a node's name is not served: its block would answer the node's name empty", () => {
+  const s = spec(['foo'], [record(`*.foo.${D}`, 'dnsrecord/a/wild')]);
+  assert.not.ok(servedNames(s).includes(`*.foo.${D}`));
+  assert.ok(notes(s).some((n) => n.name === `*.foo.${D}` && n.note.includes('node foo')));
+});
+
 test("a DNSRecord naming a node, by its short name's FQDN or its dotted name, is not served, and a note says whose name it is", () => {
   const s = spec(['master-0', `w1.${D}`], [record(`master-0.${D}`, 'dnsrecord/a/short'), record(`w1.${D}`, 'dnsrecord/a/full')]);
   assert.not.ok(servedNames(s).some((n) => n.startsWith('master-0.') || n.startsWith('w1.')));

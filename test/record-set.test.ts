@@ -36,6 +36,13 @@ function record(name: string, s: ClusterSpec = spec(), res: ReadonlyMap<string, 
 /** CoreDNS matches the lower-cased query name with its trailing dot. */
 const matches = (r: NameRecord, qname: string): boolean => new RegExp(matchFor(r.name).match).test(qname);
 
+test("an external API LB named with data all refused is held, not served through the internal LB as a private cluster's", () => {
+  const before = buildRecordSet(spec(), new Map()).recordSet;
+  const { recordSet, held } = buildRecordSet(spec({ lbs: { api: [], 'api-int': [ip('10.0.0.20')], ingress: [ip('10.0.1.30')] }, refusedLbs: { api: 'every entry was refused' } }), new Map(), { previous: before });
+  assert.equal(recordSet.names.find((n) => n.name === `api.${D}`)?.v4, ['10.0.0.10']);
+  assert.ok(held.some((h) => h.name === `api.${D}`));
+});
+
 test('the ingress LB serves the wildcard *.apps under the domain, scoped to the apps zone', () => {
   assert.is(lbRecordName('ingress', D), `*.apps.${D}`);
   const r = record(`*.apps.${D}`);

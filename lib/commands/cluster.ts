@@ -166,14 +166,16 @@ async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, seed: readonly
 }
 
 /**
- * Once what a record set serves is on disk: a kubeconfig pinned to the address served for its
- * server's name follows that name to an address it now serves. A verified api-int move (or an
- * internal LB whose IPs drifted) would otherwise leave the monitor asking the old address for
- * good once that path is gone. Open watches stay where they are until they break.
+ * On-prem, once what a record set serves is on disk: a kubeconfig pinned to the address served
+ * for its server's name follows that name to an address it now serves, which the api-int gate
+ * verified first. A move would otherwise leave the monitor asking the old address for good once
+ * that path is gone. Elsewhere the addresses come from cluster data no probe checked, and a
+ * typo there must not take the monitor away from the API server that could mend it. Open
+ * watches stay where they are until they break.
  */
 export function followServedAddress(ctx: ClusterContext, recordSet: RecordSet, log: Logger): void {
   const name = ctx.pinnedName;
-  if (name === undefined) return;
+  if (name === undefined || ctx.identity.onPrem === undefined) return;
   const record = recordSet.names.find((n) => n.name === name);
   const [address, ...others] = record === undefined ? [] : [...record.v4, ...record.v6];
   const current = pinnedAddress(ctx.kc);

@@ -96,6 +96,7 @@ export function nodeNameConflict(fqdn: string, domain: string): string | undefin
   if (fqdn === domain) return `is the cluster domain itself, whose apex records (SOA, NS) are the domain's DNS's: the hosts plugin would answer every other type there empty`;
   if (fqdn === `api.${domain}` || fqdn === `api-int.${domain}`) return `is the API name ${fqdn}, which only the API load balancers answer for`;
   if (fqdn.endsWith(`.apps.${domain}`)) return `lies under *.apps.${domain}, which only the ingress load balancer answers for`;
+  if (fqdn === `apps.${domain}`) return `is apps.${domain}, the apex of *.apps, which the ingress load balancer's blocks answer`;
   return undefined;
 }
 

@@ -85,6 +85,9 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
   });
   /** Set while the cache takes in an update that changed nothing the source reads. */
   let unchanged = false;
+  // The cache keys objects by metadata.name and reads it outside any error handling: an object
+  // without one (a misbehaving server or proxy) would end the process or stop the source for good.
+  const nameless = (what: string): void => opts.log.warn('ignored an object without metadata.name from the API server', { source: opts.name, in: what });
   /**
    * ListWatch opens the next watch at once whenever one ends without an error, and it reports
    * no error for an ERROR event (but 410) inside the stream, nor for a failure to prepare the
@@ -93,9 +96,6 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
    * server that refuses every watch is not asked again in a tight loop, and a watch is never
    * left dead.
    */
-  // The cache keys objects by metadata.name and reads it outside any error handling: an object
-  // without one (a misbehaving server or proxy) would end the process or stop the source for good.
-  const nameless = (what: string): void => opts.log.warn('ignored an object without metadata.name from the API server', { source: opts.name, in: what });
   class ProjectingWatch extends k8s.Watch {
     override async watch(...[path, query, callback, done]: Parameters<InstanceType<typeof k8s.Watch>['watch']>): Promise<AbortController> {
       const opened = Date.now();

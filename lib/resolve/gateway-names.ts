@@ -69,6 +69,13 @@ export interface GatewayAnswer {
 
 /** Longer chains than Kuadrant's (host → klb → geo → leaf → external) are refused as loops. */
 const MAX_CHAIN = 8;
+/**
+ * How deep names are followed at most, weighted sets included (a weighted set's answer is its
+ * targets' addresses at its own name, so a chain's length starts again behind it). Far beyond
+ * what Kuadrant builds (host → klb → geo → weighted leaves: 4 deep), so a cut never depends on
+ * which name of a served chain was asked first.
+ */
+const MAX_DEPTH = 32;
 /** The TTL of an accepted name that answers nothing: never served, so never read. */
 const NO_ANSWER_TTL = 60;
 
@@ -165,12 +172,12 @@ export class GatewayAnswers {
       const chain = [...this.pending];
       return { ...none, why: `is in a CNAME loop: ${[...chain.slice(chain.indexOf(name)), name].join(' → ')}` };
     }
-    // Followed no deeper than a chain may be long: a tenant's chain of thousands of names must not
-    // exhaust the stack. Cut there, the names on the way are not kept, as their own chains may be
-    // short enough: each is answered in full when asked for itself.
-    if (this.pending.size > MAX_CHAIN) {
+    // Followed no deeper than MAX_DEPTH: a tenant's chain of thousands of names must not exhaust
+    // the stack. Cut there, the names on the way are not kept, as their own chains may be short
+    // enough: each is answered in full when asked for itself.
+    if (this.pending.size > MAX_DEPTH) {
       this.cuts += 1;
-      return { ...none, why: `has a CNAME chain of more than ${MAX_CHAIN} links` };
+      return { ...none, why: `has a CNAME chain of more than ${MAX_DEPTH} names` };
     }
     const cutsBefore = this.cuts;
     this.pending.add(name);
@@ -181,7 +188,7 @@ export class GatewayAnswers {
       this.pending.delete(name);
     }
     const cut = this.cuts !== cutsBefore;
-    const answer = cut ? { ...none, why: `has a CNAME chain of more than ${MAX_CHAIN} links` } : result.chain.length > MAX_CHAIN ? { ...none, why: `has a CNAME chain of ${result.chain.length} links, more than ${MAX_CHAIN}` } : result;
+    const answer = cut ? { ...none, why: `has a CNAME chain of more than ${MAX_DEPTH} names` } : result.chain.length > MAX_CHAIN ? { ...none, why: `has a CNAME chain of ${result.chain.length} links, more than ${MAX_CHAIN}` } : result;
     if (!cut || this.pending.size === 0) this.kept.set(name, answer);
     return answer;
   }

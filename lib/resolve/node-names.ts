@@ -19,16 +19,19 @@ export function apartFromNodes(records: readonly ExtraRecord[], nodes: readonly 
   // Matched against the names as given, not each node's FQDN made anew: a monitor recomputes this at every change of thousands of nodes.
   const names = new Set(nodes.map((n) => n.name));
   const suffix = `.${domain}`;
+  const named = (name: string): string | undefined => {
+    if (names.has(name)) return name;
+    const short = name.endsWith(suffix) ? name.slice(0, -suffix.length) : undefined;
+    return short !== undefined && names.has(short) && nodeFqdn(short, domain) === name ? short : undefined;
+  };
   const metBy = (record: ExtraRecord): string | undefined => {
-    if (record.name.startsWith('*.')) {
-      // A wildcard covers any name under it: a node's FQDN (`N.<domain>`, or N itself when it ends in the domain) or its dotted name as given.
-      const under = record.name.slice(1);
-      const underInDomain = under.endsWith(suffix) ? under.slice(0, -suffix.length) : undefined;
-      return nodes.find((n) => n.name.endsWith(under) || (underInDomain !== undefined && n.name !== domain && !n.name.endsWith(suffix) && n.name.endsWith(underInDomain)))?.name;
-    }
-    if (names.has(record.name)) return record.name;
-    const short = record.name.endsWith(suffix) ? record.name.slice(0, -suffix.length) : undefined;
-    return short !== undefined && names.has(short) && nodeFqdn(short, domain) === record.name ? short : undefined;
+    if (!record.name.startsWith('*.')) return named(record.name);
+    // A wildcard covers any name under it: a node's FQDN (`N.<domain>`, or N itself when it ends in the domain) or its dotted name as given.
+    const under = record.name.slice(1);
+    const underInDomain = under.endsWith(suffix) ? under.slice(0, -suffix.length) : undefined;
+    const covered = nodes.find((n) => n.name.endsWith(under) || (underInDomain !== undefined && n.name !== domain && !n.name.endsWith(suffix) && n.name.endsWith(underInDomain)))?.name;
+    // Its apex too: the wildcard's block answers it NODATA (an empty name), before the node's hosts entry.
+    return covered ?? named(record.name.slice(2));
   };
   const kept: ExtraRecord[] = [];
   const met: MetNode[] = [];

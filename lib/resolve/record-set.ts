@@ -76,7 +76,8 @@ export function lbRecordName(lb: LbName, domain: string): string {
  * `api` name is the internal LB's, as inside the cluster the API is reached through it.
  */
 export function lbEndpoints(spec: ClusterSpec, lb: LbName): { readonly endpoints: readonly Endpoint[]; readonly viaInternal: boolean } {
-  const viaInternal = lb === 'api' && spec.lbs.api.length === 0 && spec.lbs['api-int'].length > 0;
+  // An external LB named with data all refused is bad data, held as such (refusedLbs), not a private cluster.
+  const viaInternal = lb === 'api' && spec.lbs.api.length === 0 && spec.refusedLbs?.api === undefined && spec.lbs['api-int'].length > 0;
   return { endpoints: viaInternal ? spec.lbs['api-int'] : spec.lbs[lb], viaInternal };
 }
 

@@ -64,9 +64,9 @@ export class ApiIntGate {
       this.verifying = undefined;
       this.lastFailure = undefined;
     } else if (this.verifying !== this.wanted) {
-      // Another address's failures say nothing of this one: its retries start from the shortest delay.
+      // Another address's failures say nothing of this one: its retries start from the shortest
+      // delay, and settled() waits for its own first probe.
       this.backoff.restart();
-      // Another address's failure says nothing of this one: settled() waits for its own first probe.
       this.lastFailure = undefined;
       this.verify();
     }

@@ -4,8 +4,6 @@ import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-f
 import { parseZoneFile, zoneOwners, type ZoneOwner } from '../render/zone-file.js';
 import { matchFor, specificityOrder } from '../resolve/specificity.js';
 
-/** Marks a record read back from disk: the source that made it is not in the files. */
-
 /** How far a chain is followed in a zone file: CoreDNS's file plugin gives up after 8 hops. */
 const MAX_HOPS = 8;
 
