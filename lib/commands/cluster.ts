@@ -143,10 +143,8 @@ async function servedByLbdns(host: string, raw: RawConfig): Promise<{ readonly a
  * the address it serves for that name, the name staying the TLS server name. An IP is used as is.
  */
 async function pinToServedAddress(kc: KubeConfig, raw: RawConfig, seed: readonly Endpoint[], dnsmasqOut: string | undefined, log: Logger): Promise<string | undefined> {
-  const server = kc.getCurrentCluster()?.server;
-  if (server === undefined) return undefined;
-  const host = new URL(server).hostname.toLowerCase();
-  if (canonicalIp(host.replace(/^\[|\]$/g, '')) !== null) return undefined;
+  const host = pinnedAddress(kc)?.toLowerCase();
+  if (host === undefined || canonicalIp(host) !== null) return undefined;
   const { addresses, from } = await servedAddresses(host, raw, dnsmasqOut);
   const [address] = addresses;
   if (address !== undefined) {

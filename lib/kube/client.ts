@@ -133,7 +133,7 @@ export function pinServer(kc: KubeConfig, address: string): void {
   kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server, tlsServerName: serverName } : c));
 }
 
-/** The address a pinned kubeconfig connects to (see pinServer), as its server URL holds it. */
+/** The host the kubeconfig's server URL names, without an IPv6 literal's brackets: after pinServer, the address it connects to. */
 export function pinnedAddress(kc: KubeConfig): string | undefined {
   const server = kc.getCurrentCluster()?.server;
   return server === undefined ? undefined : new URL(server).hostname.replace(/^\[|\]$/g, '');

@@ -101,7 +101,7 @@ export class GatewayAnswers {
   /** accepted.external as a set, made again when it changes. */
   private outside: { readonly of: readonly string[]; readonly names: ReadonlySet<string> } | undefined;
   private readonly pending = new Set<string>();
-  /** Chains cut at MAX_CHAIN names deep so far: a count that moved while a name was followed says its answer was cut. */
+  /** Chains cut at MAX_DEPTH names deep so far: a count that moved while a name was followed says its answer was cut. */
   private cuts = 0;
   private accepted: AcceptedGatewayNames = { byName: new Map(), refused: [], external: [], lostBy: new Map(), version: 0, changed: undefined };
   private resolutions: ReadonlyMap<string, Resolution> = new Map();
