@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readAnswers, startMonitor, until, UPSTREAM } from './support/cluster-fixture.js';
 import { withDnsServer } from './support/dns-server.js';
-import { API_VIP, CRDS, DOMAIN, INGRESS_VIP, withOnPrem } from './support/on-prem-fixture.js';
+import { API_VIP, CRDS, DOMAIN, INGRESS_VIP, withFakeOnPrem, withOnPrem } from './support/on-prem-fixture.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 import { ON_PREM_PLATFORMS } from '../lib/sources/on-prem-vips.js';
 
@@ -128,6 +128,22 @@ test('dnsRecordsType External: the monitor is ready and /readyz names what it do
         return res.status === 200;
       });
       assert.match(body, `not served (forwarded upstream): api-int.${DOMAIN}: dnsRecordsType is External`);
+    } finally {
+      await monitor.stop();
+    }
+  });
+});
+
+test('VIPs whose every entry is malformed are bad data, not "no VIP": api, api-int and *.apps keep what they served', async () => {
+  await withFakeOnPrem({}, async (c) => {
+    const monitor = await startMonitor(c);
+    try {
+      await until('first Corefile', async () => (await readAnswers(c.out))?.names.has(`api-int.${DOMAIN}`) === true);
+      c.server.patchStatus({ resource: 'infrastructures', name: 'cluster' }, { platformStatus: { baremetal: { apiServerInternalIPs: ['192.168.111.005'], ingressIPs: ['not-an-ip'] } } });
+      const names = [`api.${DOMAIN}`, `api-int.${DOMAIN}`, `*.apps.${DOMAIN}`];
+      await until('the three names held', () => names.every((name) => monitor.logs().some((l) => l.msg === 'serving a name with its previous addresses' && l.name === name)));
+      const answers = await readAnswers(c.out);
+      assert.equal(names.map((name) => answers?.names.get(name)), [[`A ${API_VIP}`], [`A ${API_VIP}`], [`A ${INGRESS_VIP}`]]);
     } finally {
       await monitor.stop();
     }

@@ -38,11 +38,13 @@ export function onPremStatusKey(platform: OnPremPlatform): OnPremStatusKey {
  * The VIP lists, with the single-address fields the API deprecated as a fallback for
  * clusters installed before the lists existed (one family only).
  */
-function vips(status: OnPremPlatformStatus, list: 'apiServerInternalIPs' | 'ingressIPs', where: string, warn: Warn): Endpoint[] {
+function vips(status: OnPremPlatformStatus, list: 'apiServerInternalIPs' | 'ingressIPs', where: string, warn: Warn): { endpoints: Endpoint[]; refused?: string } {
   const single = list === 'apiServerInternalIPs' ? 'apiServerInternalIP' : 'ingressIP';
   const values = status[list] ?? (status[single] === undefined || status[single] === '' ? [] : [status[single]]);
-  const field = status[list] === undefined ? single : list;
-  return ipsFromApi(values, `${where}.${field}`, warn).map((ip) => ({ kind: 'ip', ip }));
+  const at = `${where}.${status[list] === undefined ? single : list}`;
+  const endpoints = ipsFromApi(values, at, warn).map((ip): Endpoint => ({ kind: 'ip', ip }));
+  const given = values !== null && !(Array.isArray(values) && values.length === 0);
+  return endpoints.length === 0 && given ? { endpoints, refused: `every entry of ${at} was refused` } : { endpoints };
 }
 
 const EXTERNAL_REASON = 'dnsRecordsType is External: the records are served by a DNS server outside the cluster; lbdns only forwards them';
@@ -60,7 +62,14 @@ export function onPremContribution(infra: Infrastructure | undefined, warn: Warn
   const status = ((infra?.status?.platformStatus as Record<string, unknown> | undefined)?.[key] ?? {}) as OnPremPlatformStatus;
   const where = `${describeObject('infrastructure', infra?.metadata)} status.platformStatus.${key}`;
   const api = vips(status, 'apiServerInternalIPs', where, warn);
-  const lbs: Record<LbName, Endpoint[]> = { api, 'api-int': api, ingress: vips(status, 'ingressIPs', where, warn) };
-  if (status.dnsRecordsType !== 'External') return { lbs };
-  return { lbs, withheld: { api: EXTERNAL_REASON, 'api-int': EXTERNAL_REASON, ingress: EXTERNAL_REASON } };
+  const ingress = vips(status, 'ingressIPs', where, warn);
+  const lbs: Record<LbName, Endpoint[]> = { api: api.endpoints, 'api-int': api.endpoints, ingress: ingress.endpoints };
+  // VIPs named with data all refused are bad data, not "no VIP": the names keep what they served.
+  const refusedLbs: Partial<Record<LbName, string>> = {
+    ...(api.refused === undefined ? {} : { api: api.refused, 'api-int': api.refused }),
+    ...(ingress.refused === undefined ? {} : { ingress: ingress.refused }),
+  };
+  const read = Object.keys(refusedLbs).length > 0 ? { lbs, refusedLbs } : { lbs };
+  if (status.dnsRecordsType !== 'External') return read;
+  return { ...read, withheld: { api: EXTERNAL_REASON, 'api-int': EXTERNAL_REASON, ingress: EXTERNAL_REASON } };
 }
