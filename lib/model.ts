@@ -158,6 +158,8 @@ export interface OwnedEndpoints {
   /** The configured zone its names must lie in. */
   readonly zone: string;
   readonly endpoints: readonly GatewayEndpoint[];
+  /** metadata.uid of the object `source` names first (the DNSPolicy, the DNSRecord): a refusal's Event is about it. */
+  readonly uid?: string;
   /**
    * For a DNSPolicy's: its listener's host, and the builder that makes the endpoints Kuadrant's
    * builder makes for it, when asked (`display`); one builder for a policy's listeners.

@@ -206,6 +206,25 @@ test('a DNSPolicy whose excludeAddresses holds a CIDR that does not parse is not
   });
 });
 
+test('a DNSPolicy whose listener host it may not claim gets a NameRefused Event on the policy, which kubectl describe finds by its uid', async () => {
+  const cluster = await startGatewayCluster();
+  await asPod(cluster, async () => {
+    await cluster.server.create(gateway('gw', [{ name: 'http', hostname: 'app.bank.example' }], [{ value: '192.0.2.10' }]));
+    const policy = await cluster.server.create(dnsPolicy('dns', { gateway: 'gw' }));
+    const monitor = await startMonitor(cluster, { flags: { gatewayZones: [ZONE] } });
+    const refusals = async () => ((await cluster.server.list('events', NS)) as unknown as CoreEvent[]).filter((e) => e.reason === 'NameRefused');
+    try {
+      await until('the Event', async () => (await refusals()).length > 0, 8000);
+    } finally {
+      assert.is(await monitor.stop(), 0);
+    }
+    const [event] = await refusals();
+    assert.equal(event?.involvedObject, { apiVersion: 'kuadrant.io/v1', kind: 'DNSPolicy', namespace: NS, name: 'dns', uid: (policy as { metadata: { uid: string } }).metadata.uid });
+    assert.is(event?.type, 'Warning');
+    assert.match(event?.message ?? '', /app\.bank\.example is in none of the gateway zones .*; not served \(outside-zones\)$/);
+  });
+});
+
 test('close() gives up on Events an API server never answers after closeWithinMs, so shutdown stays inside the grace period', async () => {
   const sockets: Socket[] = [];
   const silent = createServer((socket) => sockets.push(socket));

@@ -12,7 +12,7 @@ import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-id
 import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
-import { EVENT_REASONS, NO_EVENTS, type EventSink, type InvolvedObject } from '../runtime/events.js';
+import { EVENT_REASONS, NO_EVENTS, refusalRegarding, type EventSink, type InvolvedObject } from '../runtime/events.js';
 import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type RecordSet, type Role } from '../model.js';
 import { Monitor, type MonitorOptions } from '../runtime/monitor.js';
 import { ApiIntGate } from '../runtime/api-int-gate.js';
@@ -358,11 +358,15 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
       message: `the Infrastructure status publishes ${d.published.join(', ')} for the ${d.lb} LB, which is served as ${d.served.join(', ')} from its LB config; the status is stale or the LB config wrong`,
     });
   };
-  const onRefused = metrics ? (r: Refusal) => metrics.namesRefused.inc({ source: sourceKind(r.source), reason: r.reason }) : undefined;
+  const onRefused = (r: Refusal): void => {
+    metrics?.namesRefused.inc({ source: sourceKind(r.source), reason: r.reason });
+    const regarding = refusalRegarding(r);
+    events.emit({ type: 'Warning', reason: EVENT_REASONS.nameRefused, message: `${r.source}: ${r.name} ${r.detail}; not served (${r.reason})`, ...(regarding ? { regarding } : {}) });
+  };
   const apiInt = ctx.identity.onPrem !== undefined ? await apiIntGate(ctx, log, schedule, metrics) : undefined;
   const out = ctx.raw.out;
   const servedBefore = out === undefined || out === '-' ? [] : await readServedBefore(out, zoneFilePaths(out, ctx.spec.gateway?.zones ?? []));
-  monitor = new Monitor({ local: ctx.spec, servedBefore, ...(apiInt ? { apiInt } : {}), localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, oneShot: opts.oneShot === true, onDisagreement, ...(onRefused ? { onRefused } : {}), ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
+  monitor = new Monitor({ local: ctx.spec, servedBefore, ...(apiInt ? { apiInt } : {}), localSays: ctx.localSays, sources, resolutions, log, sink: opts.sink, oneShot: opts.oneShot === true, onDisagreement, onRefused, ...(opts.required ? { required: opts.required } : {}), ...(opts.check ? { check: opts.check } : {}) });
   monitor.schedule();
   return monitor;
 }

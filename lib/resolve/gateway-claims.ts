@@ -14,6 +14,8 @@ export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 export interface Refusal {
   readonly name: string;
   readonly source: string;
+  /** See OwnedEndpoints.uid. */
+  readonly uid?: string;
   readonly reason: RefusalReason;
   readonly detail: string;
 }
@@ -31,6 +33,8 @@ const sameContent = (a: GatewayEndpoint, b: GatewayEndpoint): boolean => a.ttl =
 const family = (e: GatewayEndpoint): string => (e.recordType === 'CNAME' ? 'CNAME' : 'address');
 
 const NONE: readonly GatewayEndpoint[] = [];
+/** Who a refusal is about. */
+export const by = (owner: OwnedEndpoints): Pick<Refusal, 'source' | 'uid'> => (owner.uid === undefined ? { source: owner.source } : { source: owner.source, uid: owner.uid });
 
 /**
  * Owners' endpoints by name, indexed once per owner in one update: one object may ask for
@@ -151,15 +155,15 @@ export class ClaimIndex {
   }
 
   private verdict(owner: OwnedEndpoints, { dnsName: name, recordType }: GatewayEndpoint): Refusal | undefined {
-    if (owner.zone === '') return { name, source: owner.source, reason: 'outside-zones', detail: `is in none of the gateway zones (${this.zones})` };
-    if (!under(bodyOf(name), owner.zone)) return { name, source: owner.source, reason: 'outside-zones', detail: `is outside the zone ${owner.zone}` };
+    if (owner.zone === '') return { name, ...by(owner), reason: 'outside-zones', detail: `is in none of the gateway zones (${this.zones})` };
+    if (!under(bodyOf(name), owner.zone)) return { name, ...by(owner), reason: 'outside-zones', detail: `is outside the zone ${owner.zone}` };
     // Kuadrant's CoreDNS plugin answers a record only from its labelled zone; lbdns files a name in the deepest zone it lies in.
     const inner = this.zoneList.find((z) => z.length > owner.zone.length && under(bodyOf(name), z));
-    if (inner !== undefined) return { name, source: owner.source, reason: 'outside-zones', detail: `lies in the zone ${inner}, not in its own zone ${owner.zone}` };
+    if (inner !== undefined) return { name, ...by(owner), reason: 'outside-zones', detail: `lies in the zone ${inner}, not in its own zone ${owner.zone}` };
     // RFC 1034 3.6.2: the apex holds the zone's SOA and NS, and a CNAME shares its name with nothing.
-    if (recordType === 'CNAME' && name === owner.zone) return { name, source: owner.source, reason: 'zone-apex', detail: `is the apex of the zone ${owner.zone}, which cannot be a CNAME (it holds the zone's SOA and NS)` };
+    if (recordType === 'CNAME' && name === owner.zone) return { name, ...by(owner), reason: 'zone-apex', detail: `is the apex of the zone ${owner.zone}, which cannot be a CNAME (it holds the zone's SOA and NS)` };
     const meeting = this.guard.meeting(name);
-    return meeting && { name, source: owner.source, ...meeting };
+    return meeting && { name, ...by(owner), ...meeting };
   }
 
   private join(owner: OwnedEndpoints, touched: Set<string>): void {
@@ -198,7 +202,7 @@ export class ClaimIndex {
     const list: Claim[] = [];
     const conflicts: Refusal[] = [];
     const lost = new Set<string>();
-    const refuse = (owner: OwnedEndpoints, reason: RefusalReason, detail: string) => conflicts.push({ name, source: owner.source, reason, detail });
+    const refuse = (owner: OwnedEndpoints, reason: RefusalReason, detail: string) => conflicts.push({ name, ...by(owner), reason, detail });
     for (const owner of askers) {
       for (const endpoint of endpoints.of(owner, name)) {
         const first = list[0];

@@ -222,7 +222,7 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     if (endpoints.length === 0) return;
     // The claim exists since both objects do: an old policy does not make a new Gateway's hosts old.
     const created = policy.id.created > gateway.id.created ? policy.id.created : gateway.id.created;
-    owners.push({ source, namespace: policy.id.namespace, created, zone: zoneOf(host, inputs.zones), endpoints, built: { host, again } });
+    owners.push({ source, namespace: policy.id.namespace, created, zone: zoneOf(host, inputs.zones), endpoints, built: { host, again }, ...(policy.id.uid === undefined ? {} : { uid: policy.id.uid }) });
   });
   built.set(gateway, { inputs, owners, warnings });
   return owners;

@@ -120,5 +120,5 @@ function recordOwner(record: KuadrantDNSRecord, zones: readonly string[], warn: 
   const given = elementsOf(record.spec?.endpoints, `${object} spec.endpoints`, warn).flatMap(({ item, where }) => endpointOf(item, where, warn) ?? []);
   const endpoints = servedWithWarnings(given, object, warn);
   if (endpoints.length === 0) return undefined;
-  return { source: `dnsrecord.kuadrant.io/${id.namespace}/${id.name}`, namespace: id.namespace, created: id.created, zone, endpoints };
+  return { source: `dnsrecord.kuadrant.io/${id.namespace}/${id.name}`, namespace: id.namespace, created: id.created, zone, endpoints, ...(id.uid === undefined ? {} : { uid: id.uid }) };
 }

@@ -173,21 +173,25 @@ export function endpointsFromApi(values: readonly Located<unknown>[], warn: Warn
  * names built from them, so namespace and name are checked rather than trusted.
  */
 const OBJECT_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
+/** What an Event's involvedObject.uid may carry from the API: the server's UUIDs, nothing to escape. */
+const UID = /^[0-9a-zA-Z-]{1,64}$/;
 
 export interface ObjectIdentity {
   readonly namespace: string;
   readonly name: string;
   /** metadata.creationTimestamp, '' when missing (sorts as the oldest: the API server always sets it). */
   readonly created: string;
+  /** metadata.uid, for an Event about the object (`kubectl describe` finds Events by it). */
+  readonly uid?: string;
 }
 
 /** Namespace, name and creation time of a namespaced object, or undefined (warned) when they are not valid. */
 export function identityOf(metadata: (ApiObjectMeta & { readonly creationTimestamp?: unknown }) | undefined, object: string, warn: Warn, outcome: string): ObjectIdentity | undefined {
-  const { namespace, name, creationTimestamp } = metadata ?? {};
+  const { namespace, name, creationTimestamp, uid } = metadata ?? {};
   if (typeof namespace !== 'string' || !OBJECT_NAME.test(namespace) || typeof name !== 'string' || !OBJECT_NAME.test(name)) {
     warnIgnored(warn, `${object} metadata`, { namespace, name }, 'is not a valid namespace and name', outcome);
     return undefined;
   }
   const created = creationTimestamp instanceof Date ? creationTimestamp.toISOString() : typeof creationTimestamp === 'string' ? creationTimestamp : '';
-  return { namespace, name, created };
+  return { namespace, name, created, ...(typeof uid === 'string' && UID.test(uid) ? { uid } : {}) };
 }
