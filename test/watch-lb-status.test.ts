@@ -402,7 +402,7 @@ test('/healthz answers at once; /readyz is 503 until the first complete render, 
   });
 });
 
-test("another DNS server on the port CoreDNS is to use is found: /readyz 503 naming the address, an error logged, and ready again once it is gone", async () => {
+test("another DNS server on the port CoreDNS is to use is found: /readyz 503 naming the address, lbdns_ready 0, an error logged, and ready again once it is gone", async () => {
   await withDnsServer(async (other) => {
     const healthPort = await freePort(); // this pod's CoreDNS is not running: nothing answers its health
     await withMonitor({ monitor: { flags: { listen: `127.0.0.1:${other.port}`, healthPort: String(healthPort) } } }, async (c, m) => {
@@ -414,8 +414,11 @@ test("another DNS server on the port CoreDNS is to use is found: /readyz 503 nam
       await until('the conflict found', async () => (await readyz()).status === 503, 20_000);
       assert.match((await readyz()).body, `another DNS server answers at 127.0.0.1:${other.port}, the address it is to listen on`);
       assert.ok(m.logs().some((l) => l.level === 'error' && String(l.msg).startsWith('CoreDNS is not running, and another DNS server answers')));
+      const ready = async () => /^lbdns_ready (\d)$/m.exec(await (await fetch(`http://${m.health}/metrics`)).text())?.[1];
+      assert.is(await ready(), '0', 'the alert on lbdns_ready sees what /readyz says');
       await other.close();
       await until('ready again', async () => (await readyz()).status === 200, 20_000);
+      assert.is(await ready(), '1');
     });
   });
 });

@@ -98,7 +98,6 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
       const { patched, plan } = await publish(state);
       status.published = true;
       publishRetry.succeeded();
-      metrics.ready.set(1);
       // --dry-run stores nothing: the status is in sync only when it already held the lists; a list left for a host name with no answer may be out of date.
       metrics.infraStatusInSync.set((patched || plan.patch === null) && plan.partial.length === 0 ? 1 : 0);
     } catch (err) {

@@ -222,7 +222,6 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
     lastSet = state.recordSet;
     withheld = state.withheld;
     onDisk = true;
-    metrics.ready.set(1);
     if (opts.dnsmasqOut !== undefined) {
       // After the Corefile: dnsmasq sends the cluster's names to a CoreDNS that must already serve them.
       try {

@@ -22,6 +22,7 @@ export function parseListenAddress(value: string): { host: string; port: number 
  * `detail` (what an admin should know about what is served); /metrics: Prometheus text.
  */
 export async function startHealthServer(listen: string, metrics: Metrics, isReady: () => boolean, notReadyReason: string, detail: () => readonly string[] = () => []): Promise<HealthServer> {
+  metrics.ready = isReady;
   const { host, port } = parseListenAddress(listen);
   // Loaded here: the one-shot commands, on every node boot's path, never serve HTTP.
   const { createServer } = await import('node:http');

@@ -8,7 +8,8 @@ export interface Metrics {
   readonly resolveFailures: Counter<'reason'>;
   readonly watchRestarts: Counter<'source'>;
   readonly recordsServed: Gauge<'kind'>;
-  readonly ready: Gauge;
+  /** What /readyz says, read at scrape time so the gauge and the probe never disagree; the health server sets it. */
+  ready: () => boolean;
   /** Names an object asked for and lbdns refused, counted when the refusal first appears; `source` is the object kind (dnsrecords, gateways…). */
   readonly namesRefused: Counter<'source' | 'reason'>;
   /** Other data refused from cluster objects, counted when it first appears. */
@@ -49,7 +50,7 @@ export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promi
     watchRestarts: new prom.Counter({ name: 'lbdns_watch_restarts_total', help: 'API watches restarted after a failure, by source', labelNames: ['source'], ...opts }),
     recordsServed: new prom.Gauge({ name: 'lbdns_records_served', help: 'Addresses served by kind: lb (api, api-int, apps, extra names: the Corefile), gateway (the Gateway zone files) and node', labelNames: ['kind'], ...opts }),
     namesServed: new prom.Gauge({ name: 'lbdns_names_served', help: 'DNS names served by source kind: lb, dnsrecord, dnspolicy, dnsrecord.kuadrant.io', labelNames: ['source'], ...opts }),
-    ready: new prom.Gauge({ name: 'lbdns_ready', help: '1 once the first complete Corefile was rendered', ...opts }),
+    ready: () => false,
     namesRefused: new prom.Counter({ name: 'lbdns_names_refused_total', help: 'DNS names cluster objects asked for that lbdns refused to serve, counted when each refusal first appears, by object kind and reason', labelNames: ['source', 'reason'], ...opts }),
     apiIntMoveFailures: new prom.Counter({ name: 'lbdns_api_int_move_failures_total', help: 'Checks of the address asked for api-int (HostedNetServices) that found no kube-apiserver there, by reason: unreachable, tls, timeout, http-status', labelNames: ['reason'], ...opts }),
     lbSourcesDisagree: new prom.Counter({ name: 'lbdns_lb_sources_disagree_total', help: "Times an LB's addresses in the Infrastructure status differed from the ones served from its LB config, counted when each difference first appears, by LB", labelNames: ['lb'], ...opts }),
@@ -59,6 +60,14 @@ export async function createMetrics(purpose: 'corefile' | 'infra-status'): Promi
     unresolvable: () => [],
     infraStatusInSync: new prom.Gauge({ name: 'lbdns_infrastructure_status_in_sync', help: '1 after the last publication of the LB IPs lbdns computed succeeded (or found them there), 0 while publishing them fails', registers: purpose === 'infra-status' ? [registry] : [] }),
   };
+  new prom.Gauge({
+    name: 'lbdns_ready',
+    help: purpose === 'corefile' ? '1 while /readyz is 200: a complete Corefile is on disk and CoreDNS can take its port' : '1 while /readyz is 200: the LB IPs were published',
+    registers: [registry],
+    collect() {
+      this.set(metrics.ready() ? 1 : 0);
+    },
+  });
   new prom.Gauge({
     name: 'lbdns_lb_hostnames_unresolvable',
     help: 'LB host names whose latest lookup failed, by what is served meanwhile: last_known_good addresses or nothing',
