@@ -1,5 +1,5 @@
 import { Command, Option, UsageError } from 'clipanion';
-import type { ExitCode } from '../lib/errors.js';
+import { ConfigError, type ExitCode } from '../lib/errors.js';
 import type { RawConfig } from '../lib/inputs/config.js';
 import type { CommandInputs } from '../lib/commands/io.js';
 import { parseNodeFlags } from '../lib/inputs/config.js';
@@ -158,6 +158,7 @@ export abstract class ClusterCommand extends InputCommand {
     super.checkFlags();
     if (this.kubeconfig !== undefined) validatePath('--kubeconfig', this.kubeconfig);
     if (this.kubeconfigArg !== undefined) validatePath('KUBECONFIG argument', this.kubeconfigArg);
+    if (this.kubeconfig !== undefined && this.kubeconfigArg !== undefined) throw new ConfigError('--kubeconfig and the KUBECONFIG argument are both given; give the kubeconfig once');
     validateGatewayFlags({ zones: this.gatewayZone, geoCode: this.geoCode, ttl: this.gatewayTtl, lbTtl: this.gatewayLbTtl });
     this.clusterFlags();
     parseObjectRef('--ingress-service', this.ingressService);

@@ -10,7 +10,10 @@ import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runLbdns } from './support/run-cli.js';
+
+const ROOT_TEMPLATES = fileURLToPath(new URL('../templates', import.meta.url));
 
 const VALID: Readonly<Record<string, readonly string[]>> = {
   '--domain': ['c1.example.com'],
@@ -306,6 +309,35 @@ for (const c of CASES) {
     });
   }
 }
+
+for (const input of ['--config', '--template', '--resolv-conf'] as const) {
+  test(`an --out that is the ${input} file lbdns reads is refused with exit 2, the input left as it was`, async () => {
+    const dir = await freshDir();
+    const file = join(dir, 'input');
+    const content = { '--config': 'domain: c1.example.com\n', '--template': await readFile(join(ROOT_TEMPLATES, 'corefile.eta'), 'utf8'), '--resolv-conf': 'nameserver 10.0.0.2\n' }[input];
+    await writeFile(file, content);
+    const r = await runLbdns(['render-corefile', ...cluster(input === '--resolv-conf' ? { '--upstream': null } : {}), input, file, '--out', file]);
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, `--out "${file}" is the same file as ${input} "${file}", which lbdns reads; nothing was written`);
+    assert.is(await readFile(file, 'utf8'), content);
+  });
+}
+
+test('a --dnsmasq-out that is the --config file is refused with exit 2, the config left as it was', async () => {
+  const dir = await freshDir();
+  const config = join(dir, 'cluster.yaml');
+  await writeFile(config, 'domain: c1.example.com\n');
+  const r = await runLbdns(['render-corefile', ...cluster(), '--listen', '127.0.0.1:5353', '--config', config, '--out', join(dir, 'Corefile'), '--dnsmasq-out', config]);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, 'is the same file as --config');
+  assert.equal(await readdir(dir), ['cluster.yaml']);
+});
+
+test('a kubeconfig given both as the argument and as --kubeconfig is refused with exit 2', async () => {
+  const r = await runLbdns(['render-corefile', 'one.kubeconfig', '--kubeconfig', 'other.kubeconfig']);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, '--kubeconfig and the KUBECONFIG argument are both given');
+});
 
 test('an --out that is a directory is refused with exit 2 before anything is written: no zone or weight file beside it', async () => {
   const dir = await freshDir();

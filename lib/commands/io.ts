@@ -1,4 +1,6 @@
 import type { RawConfig } from '../inputs/config.js';
+import { DEFAULT_RESOLV_CONF } from '../inputs/local-inputs.js';
+import type { Output } from '../sinks/atomic-write.js';
 import { createLogger, type Level, type Logger } from '../runtime/log.js';
 import { ValidationError } from '../errors.js';
 
@@ -21,6 +23,17 @@ export interface CommandInputs {
  */
 export function everyLb<T extends CommandInputs>(opts: T): T {
   return { ...opts, flags: { ...opts.flags, role: 'control-plane' } };
+}
+
+/** The files a command reads, which none of its outputs may be: --config, --template, resolv.conf and the kubeconfig. */
+export function inputFiles(opts: CommandInputs, raw: RawConfig, kubeconfig: string | undefined): Output[] {
+  const kubeconfigs = kubeconfig !== undefined ? [kubeconfig] : (process.env.KUBECONFIG ?? '').split(':').filter((p) => p !== '');
+  return [
+    ...(opts.configFile === undefined ? [] : [{ what: '--config', path: opts.configFile }]),
+    ...(raw.template === undefined ? [] : [{ what: '--template', path: raw.template }]),
+    ...(raw.upstreams === undefined ? [{ what: '--resolv-conf', path: raw.resolvConf ?? DEFAULT_RESOLV_CONF }] : []),
+    ...kubeconfigs.map((path) => ({ what: 'the kubeconfig', path })),
+  ];
 }
 
 const LEVELS: readonly Level[] = ['debug', 'info', 'warn', 'error'];

@@ -6,7 +6,7 @@ import { renderCorefile } from '../render/corefile.js';
 import { checkCorefileOutputs, checkLocalOutputs, emitCorefile, keepCorefile, type LoadedTemplate } from '../sinks/corefile-output.js';
 import type { RawConfig } from '../inputs/config.js';
 import type { ClusterFlags } from './cluster.js';
-import { loggerFor, type CommandInputs } from './io.js';
+import { inputFiles, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce, type OneShotState } from './one-shot.js';
 import { renderZones } from '../render/zone-file.js';
 import { weightFileDiff, weightFilePath } from '../sinks/weight-file-output.js';
@@ -46,7 +46,7 @@ async function gatherOrKeep(opts: RenderCorefileOptions, log: Logger): Promise<(
   const check = async (raw: RawConfig): Promise<void> => {
     const out = raw.out === '-' ? undefined : raw.out;
     if (opts.dnsmasqOut !== undefined && (out === undefined || opts.diff)) throw new ConfigError(DNSMASQ_OUT_NEEDS_FILE);
-    template = await checkLocalOutputs(raw, opts.diff ? undefined : out, opts.dnsmasqOut);
+    template = await checkLocalOutputs(raw, opts.diff ? undefined : out, opts.dnsmasqOut, inputFiles(opts, raw, opts.cluster?.kubeconfig));
   };
   try {
     const state = await gatherOnce(opts, opts.cluster, log, { check });

@@ -1,11 +1,13 @@
 import { EXIT } from '../errors.js';
 import { ConfigError } from '../errors.js';
-import { checkDnsmasqOutputs, writeDnsmasq } from '../sinks/dnsmasq-output.js';
+import { checkDnsmasqOutputs, dnsmasqOutputs, writeDnsmasq } from '../sinks/dnsmasq-output.js';
+import { checkNotInputs } from '../sinks/atomic-write.js';
+import type { RawConfig } from '../inputs/config.js';
 import { checkDnsmasqListen } from '../render/dnsmasq.js';
 import { listenOf } from '../inputs/spec.js';
 import { DEFAULTS } from '../model.js';
 import type { ClusterFlags } from './cluster.js';
-import { loggerFor, type CommandInputs } from './io.js';
+import { inputFiles, loggerFor, type CommandInputs } from './io.js';
 import { gatherOnce } from './one-shot.js';
 
 export interface RenderDnsmasqOptions extends CommandInputs {
@@ -20,7 +22,12 @@ export async function renderDnsmasqCommand(opts: RenderDnsmasqOptions): Promise<
   if (opts.out === undefined || opts.out === '-') throw new ConfigError('--out is required: the drop-in names the hosts directory lbdns keeps beside it, for api-int');
   await checkDnsmasqOutputs(opts.out, '--out');
   // Before the cluster or DNS is asked: CoreDNS's port is the flags' alone.
-  const state = await gatherOnce(opts, opts.cluster, log, { check: (raw) => checkDnsmasqListen(listenOf(raw).listen ?? DEFAULTS.listen), dnsmasqOut: opts.out });
+  const out = opts.out;
+  const check = async (raw: RawConfig): Promise<void> => {
+    checkDnsmasqListen(listenOf(raw).listen ?? DEFAULTS.listen);
+    await checkNotInputs(dnsmasqOutputs(out, '--out'), inputFiles(opts, raw, opts.cluster?.kubeconfig));
+  };
+  const state = await gatherOnce(opts, opts.cluster, log, { check, dnsmasqOut: opts.out });
   const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet, state.withheld, '--out');
   log.info(dropIn.written ? 'dnsmasq drop-in written' : 'dnsmasq drop-in unchanged', { path: dropIn.path, hosts: hosts.path });
   return EXIT.ok;

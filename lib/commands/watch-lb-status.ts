@@ -23,7 +23,7 @@ import { zoneFilePaths } from '../sinks/zone-file-output.js';
 import { renderZones } from '../render/zone-file.js';
 import { watchFile } from '../inputs/watch-file.js';
 import { followServedAddress, prepareCluster, startPipeline, type ClusterFlags } from './cluster.js';
-import { loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
+import { inputFiles, loggerFor, type CommandInputs, type LongRunningOptions } from './io.js';
 import { untilStopped, type Stop } from '../runtime/stop.js';
 
 export interface WatchLbStatusOptions extends CommandInputs, LongRunningOptions {
@@ -138,7 +138,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   opts.onListening?.(health.address);
   // The monitor waits for the API server as long as it takes: after a full cluster shutdown
   // it is the one that must be there when the API comes back, and exiting would only restart it.
-  const ctx = await stop.unlessStopped(prepareCluster(opts, { ...opts.cluster, waitTimeoutMs: FOREVER_MS }, log, { check: async (raw) => void (template = await checkLocalOutputs(raw, requireOut(raw), opts.dnsmasqOut)) })).catch(async (err: unknown) => {
+  const ctx = await stop.unlessStopped(prepareCluster(opts, { ...opts.cluster, waitTimeoutMs: FOREVER_MS }, log, { check: async (raw) => void (template = await checkLocalOutputs(raw, requireOut(raw), opts.dnsmasqOut, inputFiles(opts, raw, opts.cluster.kubeconfig))) })).catch(async (err: unknown) => {
     await health.close();
     throw err;
   });

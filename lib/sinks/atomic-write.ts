@@ -168,6 +168,26 @@ export async function checkDistinctOutputs(outputs: readonly Output[]): Promise<
 }
 
 /**
+ * Refuses an output that is one of the files lbdns reads (the config file, the template, the
+ * kubeconfig…): the write would replace the input with a Corefile and still exit 0.
+ */
+export async function checkNotInputs(outputs: readonly Output[], inputs: readonly Output[]): Promise<void> {
+  const where = async (path: string) => {
+    const key = await whereWritten(path);
+    const info = await stat(key).catch(() => null);
+    return { key, id: info === null ? undefined : `${info.dev}:${info.ino}` };
+  };
+  const read = await Promise.all(inputs.map(async (input) => ({ input, ...(await where(input.path)) })));
+  for (const output of outputs) {
+    const { key, id } = await where(output.path);
+    const same = read.find((r) => r.key === key || (id !== undefined && r.id === id));
+    if (same !== undefined) {
+      throw new ConfigError(`${output.what} ${quote(output.path)} is the same file as ${same.input.what} ${quote(same.input.path)}, which lbdns reads; nothing was written. Give the output a path of its own`);
+    }
+  }
+}
+
+/**
  * The path a write to `path` lands on: through a symlink, even one to a file not there yet,
  * and its directory's symlinks, as the write follows them.
  */

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { OUTPUT_FILE_MAX_BYTES, readInputFile, readInputFileIfPresent } from '../inputs/admin-file.js';
-import { checkDistinctOutputs, checkOutputPath, writeFileAtomic } from './atomic-write.js';
+import { checkDistinctOutputs, checkNotInputs, checkOutputPath, writeFileAtomic, type Output } from './atomic-write.js';
 import { checkDnsmasqOutputs, dnsmasqOutputs } from './dnsmasq-output.js';
 import { checkDnsmasqListen } from '../render/dnsmasq.js';
 import { listenOf } from '../inputs/spec.js';
@@ -30,13 +30,14 @@ async function loadTemplate(path: string | undefined): Promise<LoadedTemplate> {
  * asked, so a bad one is exit 2 at once rather than after --wait-timeout: the template read,
  * `out` (a file to write) and the dnsmasq drop-in's paths, and CoreDNS's port beside the drop-in.
  */
-export async function checkLocalOutputs(raw: RawConfig, out: string | undefined, dnsmasqOut: string | undefined): Promise<LoadedTemplate> {
+export async function checkLocalOutputs(raw: RawConfig, out: string | undefined, dnsmasqOut: string | undefined, inputs: readonly Output[]): Promise<LoadedTemplate> {
   const template = await loadTemplate(raw.template);
   if (out !== undefined) await checkOutputPath(out, '--out');
   if (dnsmasqOut !== undefined) {
     checkDnsmasqListen(listenOf(raw).listen ?? DEFAULTS.listen);
     await checkDnsmasqOutputs(dnsmasqOut, '--dnsmasq-out');
   }
+  await checkNotInputs([...(out === undefined ? [] : [{ what: '--out', path: out }]), ...(dnsmasqOut === undefined ? [] : dnsmasqOutputs(dnsmasqOut, '--dnsmasq-out'))], inputs);
   return template;
 }
 
