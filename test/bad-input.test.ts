@@ -371,6 +371,12 @@ const BEFORE_THE_CLUSTER: readonly { what: string; args: (dir: string, kubeconfi
   { what: 'render-corefile with an --out that is a directory', args: async (d, kc) => (await mkdir(join(d, 'Corefile')), ['render-corefile', kc, '--out', join(d, 'Corefile')]), message: /--out ".*Corefile": is a directory/ },
   { what: 'watch-lb-status with an --out that is a directory', args: async (d, kc) => (await mkdir(join(d, 'Corefile')), ['watch-lb-status', kc, '--out', join(d, 'Corefile'), '--metrics-addr', '127.0.0.1:0']), message: /--out ".*Corefile": is a directory/ },
   { what: 'render-dnsmasq without --listen (CoreDNS on port 53 beside dnsmasq)', args: async (d, kc) => ['render-dnsmasq', kc, '--domain', 'c1.example.com', '--out', join(d, 'lbdns.conf')], message: /pass --listen with another port/ },
+  { what: 'render-corefile with a --dns-server that is no address', args: async (d, kc) => ['render-corefile', kc, '--dns-server', 'dns.example.net', '--out', join(d, 'Corefile')], message: /--dns-server: "dns\.example\.net" is not a DNS server address/ },
+  { what: 'render-corefile with a config file whose ttl is 0', args: async (d, kc) => (await writeFile(join(d, 'c.yaml'), 'ttl: 0\n'), ['render-corefile', kc, '--config', join(d, 'c.yaml'), '--out', join(d, 'Corefile')]), message: /--ttl: 0/ },
+  { what: 'render-corefile with a --resolv-conf that does not exist', args: async (d, kc) => ['render-corefile', kc, '--resolv-conf', join(d, 'missing.conf'), '--out', join(d, 'Corefile')], message: /--resolv-conf ".*missing\.conf": cannot read it \(ENOENT\)/ },
+  { what: 'watch-lb-status with a config file whose ttl is 0', args: async (d, kc) => (await writeFile(join(d, 'c.yaml'), 'ttl: 0\n'), ['watch-lb-status', kc, '--config', join(d, 'c.yaml'), '--out', join(d, 'Corefile'), '--metrics-addr', '127.0.0.1:0']), message: /--ttl: 0/ },
+  { what: 'watch-lb-status with an --out whose directory does not exist', args: async (d, kc) => ['watch-lb-status', kc, '--out', join(d, 'missing', 'Corefile'), '--metrics-addr', '127.0.0.1:0'], message: /--out ".*Corefile": its directory ".*missing" does not exist/ },
+  { what: 'render-corefile with an --upstream that is CoreDNS itself', args: async (d, kc) => ['render-corefile', kc, '--upstream', '127.0.0.1', '--out', join(d, 'Corefile')], message: /--upstream: "127\.0\.0\.1" is CoreDNS itself \(it listens on every address of this host, port 53\)/ },
 ];
 
 for (const c of BEFORE_THE_CLUSTER) {
@@ -383,6 +389,34 @@ for (const c of BEFORE_THE_CLUSTER) {
     assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
   });
 }
+
+for (const [what, upstream, listen] of [['its --listen address and port', '127.0.0.2:5353', '127.0.0.2:5353'], ['this host, on the port it listens on at every address', '0.0.0.0', undefined], ['this host by IPv6 loopback', '[::1]:5353', ':5353']] as const) {
+  test(`an --upstream that is CoreDNS itself (${what}) is refused with exit 2: its forwards would loop`, async () => {
+    const r = await runLbdns(['render-corefile', ...cluster({ '--upstream': [upstream] }), ...(listen === undefined ? [] : ['--listen', listen])]);
+    assertRefused(r, /--upstream: .* is CoreDNS itself \(it listens on .*\): every query it forwards would come back to it/);
+  });
+}
+
+test('an --upstream on this host at another port than CoreDNS listens on is a resolver of its own, and accepted', async () => {
+  const r = await runLbdns(['render-corefile', ...cluster({ '--upstream': ['127.0.0.1:5353'] })]);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, 'forward . 127.0.0.1:5353');
+});
+
+test('a Gateway zone file whose path is a directory is refused with exit 2 before the Corefile is written', async () => {
+  const dir = await freshDir();
+  await mkdir(join(dir, 'gw.example.com.zone'));
+  const r = await runLbdns(['render-corefile', '--example', '--gateway-zone', 'gw.example.com', '--out', join(dir, 'Corefile')]);
+  assertRefused(r, /the Gateway file beside --out ".*gw\.example\.com\.zone": is a directory/);
+  assert.equal(await readdir(dir), ['gw.example.com.zone']);
+});
+
+test('render-dnsmasq into a directory that does not exist is refused with exit 2, and creates none', async () => {
+  const dir = await freshDir();
+  const r = await runLbdns(['render-dnsmasq', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'missing', 'lbdns.conf')]);
+  assertRefused(r, /--out ".*lbdns\.conf": its directory ".*missing" does not exist/);
+  assert.equal(await readdir(dir), []);
+});
 
 test('an --out that is a symlink to a missing file is refused with exit 2 before the Gateway files beside it are written', async () => {
   const dir = await freshDir();

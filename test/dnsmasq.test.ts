@@ -195,6 +195,7 @@ test('render-dnsmasq refuses a CoreDNS on port 53 of one address, which the node
 test('render-corefile --dnsmasq-out writes the Corefile and, from the same data, the drop-in and api-int hosts file dnsmasq answers from', async () => {
   await withDir(async (dir) => {
     const dropIn = join(dir, 'dnsmasq', 'lbdns.conf');
+    await mkdir(dirname(dropIn));
     const r = await runLbdns(['render-corefile', ...CLUSTER, '--listen', '127.0.0.1:5353', '--out', join(dir, 'Corefile'), '--dnsmasq-out', dropIn]);
     assert.is(r.code, 0, r.stderr);
     assert.match(await readFile(join(dir, 'Corefile'), 'utf8'), /^\.:5353 \{$/m);

@@ -483,7 +483,7 @@ test('names outside the zones, under api-int and claimed by an older owner are r
 test('a gateway zone that holds the cluster domain is refused before anything is written', async () => {
   const cluster = await startGatewayCluster();
   try {
-    const monitor = await startMonitor(cluster, { flags: { gatewayZones: ['example.com'], upstreams: ['127.0.0.1'] } });
+    const monitor = await startMonitor(cluster, { flags: { gatewayZones: ['example.com'], upstreams: ['10.0.0.2'] } });
     const error = await monitor.exited.then(String, (err: Error) => err);
     assert.instance(error, ValidationError);
     assert.match((error as Error).message, /--gateway-zone: "example\.com" is or contains the cluster domain/);

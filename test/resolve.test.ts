@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ResolveError, ValidationError } from '../lib/errors.js';
-import { HostResolver, parseDnsServer, type ResolverOptions, type RetryInfo } from '../lib/resolve/host-resolver.js';
+import { HostResolver, type ResolverOptions, type RetryInfo } from '../lib/resolve/host-resolver.js';
+import { parseDnsServer } from '../lib/grammar/host-port.js';
 import { startDnsServer, type DnsTestServer } from './support/dns-server.js';
 
 let dns: DnsTestServer;

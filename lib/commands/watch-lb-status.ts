@@ -1,6 +1,5 @@
 import { Backoff } from '../kube/backoff.js';
 import { writeDnsmasq } from '../sinks/dnsmasq-output.js';
-import { parseDnsServer } from '../resolve/host-resolver.js';
 import { ConfigError, EXIT, KubeAccessError } from '../errors.js';
 import { startHealthServer } from '../runtime/health-server.js';
 import { DEFAULT_RESOLV_CONF, lbResolvers, specFromRaw } from '../inputs/local-inputs.js';
@@ -155,8 +154,6 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   const { gatewayFiles } = await (async () => {
     const files = ctx.spec.gateway ? { weightFile: weightFilePath(out), zoneFiles: zoneFilePaths(out, ctx.spec.gateway.zones) } : undefined;
     await checkCorefileOutputs(out, files, opts.dnsmasqOut);
-    // The resolver reads the servers anew at each lookup, where a bad one would only fail every lookup.
-    for (const server of lbServers ?? []) parseDnsServer(server);
     return { gatewayFiles: files };
   })().catch(async (err: unknown) => {
     await health.close();

@@ -87,6 +87,15 @@ export function dnsServerAddress(text: string): string | null {
   return address === null ? null : joinHostPort(address.host, address.port ?? DNS_PORT);
 }
 
+/** Parses one `--dns-server` value into the form `Resolver.setServers` takes. */
+export function parseDnsServer(value: string): string {
+  const address = dnsServerAddress(value);
+  if (address === null) {
+    throw new ValidationError('--dns-server', value, 'is not a DNS server address', 'use IP, IP:PORT or [IPv6]:PORT with a port from 1 to 65535, e.g. 10.0.0.10, 10.0.0.10:53 or [fd00::10]:53');
+  }
+  return address;
+}
+
 /**
  * `--listen [ADDR]:PORT`: where the Corefile's server block answers. ADDR, when given, is an IP
  * (the `bind` plugin takes no name); the health and ready ports are taken.

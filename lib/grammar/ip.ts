@@ -74,6 +74,13 @@ export function splitFamilies(ips: Iterable<string>): { readonly v4: readonly st
   return { v4: v4.length === 0 ? NO_IPS : v4.slice(), v6: v6.length === 0 ? NO_IPS : v6.slice() };
 }
 
+/** Loopback and unspecified addresses: a packet sent to one reaches this host. */
+export function isThisHostIp(ip: string): boolean {
+  const b = ipBytes(ip);
+  if (b.length === 4) return b[0] === 127 || b.every((x) => x === 0);
+  return b.slice(0, 15).every((x) => x === 0) && (b[15] === 0 || b[15] === 1);
+}
+
 /** Loopback, link-local and unspecified addresses: never usable as an upstream resolver. */
 export function isLocalOnlyIp(ip: string): boolean {
   const b = ipBytes(ip);

@@ -4,7 +4,8 @@ import { EXAMPLE_CONFIG } from './example.js';
 import type { Logger } from '../runtime/log.js';
 import type { ClusterSpec } from '../model.js';
 import { localAddresses, parseResolvConf, selectUpstreams } from './resolv-conf.js';
-import { roleServes, specFromConfig, unusedByRole, validateRole, validateUpstreams } from './spec.js';
+import { checkLocalSettings, listenOf, refuseSelfForward, roleServes, specFromConfig, unusedByRole, validateRole, validateUpstreams } from './spec.js';
+import { DEFAULTS } from '../model.js';
 import { ValidationError } from '../errors.js';
 
 export interface LocalInputOptions {
@@ -23,8 +24,12 @@ export interface LocalInputs {
 
 export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
 
-async function upstreamsOf(raw: RawConfig, log: Logger): Promise<string[]> {
-  if (raw.upstreams !== undefined) return validateUpstreams('--upstream', raw.upstreams);
+export async function upstreamsOf(raw: RawConfig, log: Logger): Promise<string[]> {
+  if (raw.upstreams !== undefined) {
+    const upstreams = validateUpstreams('--upstream', raw.upstreams);
+    refuseSelfForward('--upstream', upstreams, listenOf(raw).listen ?? DEFAULTS.listen, localAddresses());
+    return upstreams;
+  }
   const path = raw.resolvConf ?? DEFAULT_RESOLV_CONF;
   const text = await readInputFile(path, { flag: '--resolv-conf', hint: "point --resolv-conf at the node's resolv.conf or give --upstream" });
   const { upstreams, dropped } = selectUpstreams(parseResolvConf(text), localAddresses(), path);
@@ -46,6 +51,7 @@ export async function loadRawConfig(opts: LocalInputOptions, log: Logger): Promi
   if (fromFlags.length > 0) {
     throw new ValidationError(fromFlags.join(', '), undefined, `is not served by role ${role}`, `drop it, or choose the role that serves it: ${role} serves ${roleServes(role)}`);
   }
+  checkLocalSettings(raw);
   const fromFile = unusedByRole(role, file);
   if (fromFile.length > 0) log.warn('the config file sets what this role does not serve; ignored', { role, settings: fromFile, source: opts.configFile });
   return raw;

@@ -1,8 +1,8 @@
 import type { RawConfig } from './config.js';
 import { ValidationError } from '../errors.js';
-import { DEFAULTS, LIMITS, ROLES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type GatewaySpec, type LbName, type NodeEntry, type Role } from '../model.js';
-import { sortUniqueIps } from '../grammar/ip.js';
-import { DNS_PORT, joinHostPort, parseHostPort, validateListen, validatePort } from '../grammar/host-port.js';
+import { DEFAULTS, LB_NAMES, LIMITS, ROLES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type GatewaySpec, type LbName, type ListenSettings, type NodeEntry, type Role } from '../model.js';
+import { canonicalIp, isThisHostIp, sortUniqueIps } from '../grammar/ip.js';
+import { DNS_PORT, joinHostPort, parseDnsServer, parseHostPort, validateListen, validatePort } from '../grammar/host-port.js';
 import {
   assertAtMost,
   assertUnique,
@@ -57,6 +57,25 @@ function validateNodes(nodes: Record<string, readonly string[]>, domain: string)
       return { name, ips: sortUniqueIps(ips) };
     })
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * An upstream that is this CoreDNS itself loops every query it forwards back to it until its
+ * sockets run out: its listen address on its port or, listening on every address, a loopback,
+ * unspecified or own address on that port.
+ */
+export function refuseSelfForward(field: string, upstreams: readonly string[], listen: ListenSettings, ownAddresses: readonly string[]): void {
+  const own = new Set(ownAddresses.flatMap((a) => canonicalIp(a) ?? []));
+  const everyAddress = listen.address === undefined || listen.address === '0.0.0.0' || listen.address === '::';
+  for (const upstream of upstreams) {
+    const address = parseHostPort(upstream);
+    const ip = address === null ? null : canonicalIp(address.host);
+    if (address === null || ip === null || (address.port ?? DNS_PORT) !== listen.port) continue;
+    if (everyAddress ? isThisHostIp(ip) || own.has(ip) : ip === listen.address) {
+      const where = everyAddress ? `every address of this host, port ${listen.port}` : joinHostPort(listen.address as string, listen.port);
+      throw new ValidationError(field, upstream, `is CoreDNS itself (it listens on ${where}): every query it forwards would come back to it`, 'give the resolvers CoreDNS is to forward to, or move --listen');
+    }
+  }
 }
 
 /**
@@ -127,6 +146,23 @@ export function specFromConfig(raw: RawConfig, upstreams: readonly string[]): Cl
     reload: validateReload(raw.reload?.interval ?? DEFAULTS.reload.intervalSeconds, raw.reload?.jitter ?? DEFAULTS.reload.jitterSeconds),
     ...gatewayOf(raw, domain),
   };
+}
+
+/**
+ * What the merged flags and config file say that needs no cluster to judge, checked at once:
+ * a bad value is exit 2 before the API server is waited for, not after (specFromConfig judges
+ * the rest, and the nodes again, once the cluster has given the domain).
+ */
+export function checkLocalSettings(raw: RawConfig): void {
+  for (const lb of LB_NAMES) parseEndpoints(LB_FLAGS[lb], raw.loadBalancers?.[LB_KEYS[lb]] ?? []);
+  if (raw.upstreams !== undefined) validateUpstreams('--upstream', raw.upstreams);
+  for (const server of raw.dnsServers ?? []) parseDnsServer(server);
+  validateTtl('--ttl', raw.ttl ?? DEFAULTS.ttl);
+  listenOf(raw);
+  validateReload(raw.reload?.interval ?? DEFAULTS.reload.intervalSeconds, raw.reload?.jitter ?? DEFAULTS.reload.jitterSeconds);
+  validateGatewayFlags({ zones: raw.gatewayZones, geoCode: raw.geoCode, ttl: raw.gatewayTtl, lbTtl: raw.gatewayLbTtl });
+  if (raw.domain !== undefined) validateNodes(raw.nodes ?? {}, validateDomain('--domain', raw.domain));
+  else for (const [name, ips] of Object.entries(raw.nodes ?? {})) for (const ip of ips) validateIp(`--node ${validateDnsName('--node', name)}`, ip);
 }
 
 /** The server block's address and the health and ready ports: three different ports. */

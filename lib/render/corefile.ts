@@ -28,10 +28,12 @@ const MAX_COREFILE_CHARS = 32 * 2 ** 20;
 /**
  * vm's watchdog stops whatever JavaScript runs inside runInContext, the template's function
  * included. An admin's template is also made a function of this context, whose globals are
- * JavaScript's alone: no `process`, `require` or timers, so a template can neither end lbdns
- * nor leave code running after its render; it fails with a line instead. Not a security
- * boundary (Node's vm is none): the template is the admin's. Made at the first custom render,
- * as a context costs a few milliseconds of start-up.
+ * JavaScript's alone: no `process`, `require` or timers, so a template written by mistake can
+ * neither end lbdns nor leave code running after its render; it fails with a line instead.
+ * Not a security boundary (Node's vm is none): `it` and eta come from lbdns's realm, and a
+ * template that climbs their constructors reaches `process`. The template is the admin's,
+ * read from a file only the node's admin writes. Made at the first custom render, as a
+ * context costs a few milliseconds of start-up.
  */
 let runner: { readonly sandbox: Context; readonly script: Script } | undefined;
 

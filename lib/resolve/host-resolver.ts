@@ -1,7 +1,7 @@
 import type { Resolver } from 'node:dns/promises';
 import pRetry, { AbortError } from 'p-retry';
-import { ResolveError, ValidationError, type ResolveFailure } from '../errors.js';
-import { dnsServerAddress } from '../grammar/host-port.js';
+import { ResolveError, type ResolveFailure } from '../errors.js';
+import { parseDnsServer } from '../grammar/host-port.js';
 import { canonicalIp, sortUniqueIps } from '../grammar/ip.js';
 import type { Resolution } from '../model.js';
 
@@ -38,15 +38,6 @@ export const TRANSIENT_DNS_ERRORS: ReadonlyMap<string, { readonly reason: Transi
   ['ECONNREFUSED', { reason: 'REFUSED', detail: 'nothing listening' }],
   ['EREFUSED', { reason: 'REFUSED' }],
 ]);
-
-/** Parses one `--dns-server` value into the form `Resolver.setServers` takes. */
-export function parseDnsServer(value: string): string {
-  const address = dnsServerAddress(value);
-  if (address === null) {
-    throw new ValidationError('--dns-server', value, 'is not a DNS server address', 'use IP, IP:PORT or [IPv6]:PORT with a port from 1 to 65535, e.g. 10.0.0.10, 10.0.0.10:53 or [fd00::10]:53');
-  }
-  return address;
-}
 
 export function dnsErrorCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;

@@ -141,6 +141,8 @@ export async function checkOutputPath(target: string, flag: string): Promise<voi
   const info = await stat(target).catch((err: unknown) => (errCode(err) === 'ENOENT' ? null : Promise.reject(writeError(target, 'checking the output path', err, 'nothing was written'))));
   if (info !== null && !info.isFile()) refuse(info.isDirectory() ? 'is a directory' : 'exists and is not a regular file');
   if (info === null && (await lstat(target).catch(() => null))?.isSymbolicLink() === true) refuse('is a symlink whose target does not exist');
+  // Found now, not at the first write: a monitor would start and retry that write for good, a one-shot wait out --wait-timeout first.
+  if (info === null && (await stat(dirname(resolve(target))).catch(() => null))?.isDirectory() !== true) refuse(`its directory ${quote(dirname(resolve(target)))} does not exist`);
 }
 
 export interface Output {

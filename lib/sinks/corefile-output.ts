@@ -42,8 +42,9 @@ export async function checkLocalOutputs(raw: RawConfig, out: string | undefined,
 }
 
 /** Every file and directory a Corefile write puts in place, each a path of its own, or a ConfigError (exit 2) before any is written. */
-export function checkCorefileOutputs(out: string, gateway: { readonly weightFile: string; readonly zoneFiles: ReadonlyMap<string, string> } | undefined, dnsmasqOut: string | undefined): Promise<void> {
-  return checkDistinctOutputs([
+export async function checkCorefileOutputs(out: string, gateway: { readonly weightFile: string; readonly zoneFiles: ReadonlyMap<string, string> } | undefined, dnsmasqOut: string | undefined): Promise<void> {
+  if (gateway !== undefined) for (const path of [gateway.weightFile, ...gateway.zoneFiles.values()]) await checkOutputPath(path, `the Gateway file beside --out`);
+  await checkDistinctOutputs([
     { what: '--out', path: out },
     ...(gateway === undefined ? [] : [{ what: 'the Gateway weight file', path: gateway.weightFile }, ...[...gateway.zoneFiles].map(([zone, path]) => ({ what: `the zone file of ${zone}`, path }))]),
     ...(dnsmasqOut === undefined ? [] : dnsmasqOutputs(dnsmasqOut, '--dnsmasq-out')),

@@ -99,7 +99,6 @@ export async function writeDnsmasq(dropIn: string, recordSet: RecordSet, withhel
   const apiIntWithheld = withheld.some((w) => w.name === `api-int.${recordSet.domain}`);
   // Both rendered before either is written: a refusal leaves nothing behind.
   const [hostsText, dropInText] = [renderDnsmasqHosts(recordSet), renderDnsmasq(recordSet, dir, apiIntWithheld)];
-  await mkdir(dirname(dir), { recursive: true });
   const hosts = apiIntWithheld ? { written: false, path: join(dir, HOSTS_FILE) } : await writeHostsFile(dir, hostsText);
   return { hosts, dropIn: await writeFileAtomic(dropIn, dropInText) };
 }
