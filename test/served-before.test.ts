@@ -63,6 +63,16 @@ test("every name the Corefile's templates and the zone files served is read back
   });
 });
 
+test('a zone file the Corefile on disk does not name is not read back: it is left from a zone dropped since, and nobody was served its records', async () => {
+  await withWritten(async (out) => {
+    const { recordSet } = buildRecordSet(specFromConfig(EXAMPLE_CONFIG, ['127.0.0.1']), new Map());
+    await writeFile(out, renderCorefile(recordSet, builtinTemplate(), 'builtin'));
+    const before = await readServedBefore(out, zoneFilePaths(out, [ZONE]));
+    assert.ok(before.length > 0, 'the cluster names are read back');
+    assert.equal(before.filter((n) => n.name.endsWith(ZONE)), []);
+  });
+});
+
 test('a chain that leaves the zone is read back to its last in-zone hop, with no addresses: CoreDNS asks the upstreams for them', async () => {
   await withWritten(async (out) => {
     const ext = (await readServedBefore(out, zoneFilePaths(out, [ZONE]))).find((n) => n.name === `ext.${ZONE}`);

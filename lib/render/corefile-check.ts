@@ -541,6 +541,18 @@ export function templateAnswers(text: string): TemplateAnswers[] {
   return [...byKey.values()];
 }
 
+/** The paths of the zone files a Corefile's `file` plugins serve. */
+export function zoneFilesNamed(text: string): string[] {
+  const paths: string[] = [];
+  readServerBlocks(text, {
+    directive: (_, d) => {
+      const path = d.args[0]?.text;
+      if (d.name === 'file' && path !== undefined) paths.push(path);
+    },
+  });
+  return paths;
+}
+
 /**
  * The addresses a Corefile's templates answer for `name` (lower case, no trailing dot): what
  * the last good Corefile says api-int is, when nothing else can be asked. None: [].

@@ -1,5 +1,5 @@
 import { SERVED_BEFORE, type NameRecord } from '../model.js';
-import { addressesServedFor, templateAnswers } from '../render/corefile-check.js';
+import { addressesServedFor, templateAnswers, zoneFilesNamed } from '../render/corefile-check.js';
 import { OUTPUT_FILE_MAX_BYTES, readInputFileIfPresent } from '../inputs/admin-file.js';
 import { parseZoneFile, zoneOwners, type ZoneOwner } from '../render/zone-file.js';
 import { matchFor, specificityOrder } from '../resolve/specificity.js';
@@ -18,12 +18,16 @@ export async function readServedBefore(corefile: string, zoneFiles: ReadonlyMap<
   const text = await readBack(corefile, '--out');
   if (text === undefined) return [];
   let names: NameRecord[];
+  let named: ReadonlySet<string>;
   try {
     names = templateNames(text);
+    named = new Set(zoneFilesNamed(text));
   } catch {
     return [];
   }
   for (const path of zoneFiles.values()) {
+    // A zone file the Corefile does not name was not served: one left from a zone dropped since holds records nobody answered.
+    if (!named.has(path)) continue;
     const zone = parseZoneFile((await readBack(path, 'a Gateway zone file')) ?? '');
     if (zone !== undefined) names.push(...zoneNames(zoneOwners(zone.records)));
   }
