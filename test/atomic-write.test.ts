@@ -159,6 +159,32 @@ testAsRoot('an existing owner is kept when root rewrites the file', async () => 
   });
 });
 
+testAsRoot('a writer that is not root replaces a file another user owns, taking it over: only root may give a file away', async () => {
+  await withDir(async (dir) => {
+    await chown(dir, 65534, 65534);
+    const path = join(dir, 'Corefile');
+    await writeFile(path, 'old\n', { mode: 0o644 });
+    const script = `
+      import { writeFileAtomic } from ${JSON.stringify(pathToFileURL(join(repoRoot, 'lib/sinks/atomic-write.ts')).href)};
+      try {
+        console.log(JSON.stringify(await writeFileAtomic(process.env.TARGET, 'new\\n')));
+      } catch (err) {
+        console.log(JSON.stringify({ name: err.name, message: err.message }));
+      }`;
+    const outcome = await new Promise<{ written?: boolean; message?: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, uid: 65534, gid: 65534, env: { ...process.env, TARGET: path, HOME: dir }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.on('error', reject);
+      child.on('exit', () => resolve(JSON.parse(out.trim().split('\n').at(-1) ?? '{}')));
+    });
+    assert.equal(outcome, { written: true, path }, outcome.message);
+    assert.is(await readFile(path, 'utf8'), 'new\n');
+    const info = await stat(path);
+    assert.equal([info.uid, info.mode & 0o777], [65534, 0o644]);
+  });
+});
+
 test('a write cut short by the file size limit leaves the old file intact and no temp file', async () => {
   await withDir(async (dir) => {
     const path = join(dir, 'Corefile');

@@ -69,9 +69,10 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
     // writeFile loops over short writes: a plain write() returns a short count, not an error,
     // when the disk or RLIMIT_FSIZE runs out midway.
     await handle.writeFile(bytes);
-    if (current && (current.uid !== process.getuid?.() || current.gid !== process.getgid?.())) {
+    // A root writer would otherwise hand a 0600 file owned by the coredns user to root, and CoreDNS
+    // could no longer read it. Only root may give a file away: another user's writes take it over.
+    if (current && process.getuid?.() === 0 && (current.uid !== 0 || current.gid !== process.getgid?.())) {
       step = 'setting its owner';
-      // A root writer would otherwise hand a 0600 file owned by the coredns user to root, and CoreDNS could no longer read it.
       await handle.chown(current.uid, current.gid);
     }
     step = 'setting its mode';
