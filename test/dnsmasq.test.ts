@@ -297,4 +297,17 @@ test("a drop-in whose hosts directory is a symlink to a directory is written thr
   });
 });
 
+test("a symlink left in the drop-in's staging directory is replaced, never written through: the file it points at stays where it is, as it was", async () => {
+  await withDir(async (dir) => {
+    const elsewhere = join(dir, 'elsewhere');
+    await writeFile(elsewhere, 'kept\n');
+    await mkdir(join(dir, 'lbdns.hosts.staging'));
+    await symlink(elsewhere, join(dir, 'lbdns.hosts.staging', 'api-int'));
+    const r = await runLbdns(['render-dnsmasq', '--example', '--listen', '127.0.0.1:5353', '--out', join(dir, 'lbdns.conf')]);
+    assert.is(r.code, 0, r.stderr);
+    assert.is(await readFile(elsewhere, 'utf8'), 'kept\n');
+    assert.match(await readFile(join(dir, 'lbdns.hosts', 'api-int'), 'utf8'), /api-int\./);
+  });
+});
+
 test.run();

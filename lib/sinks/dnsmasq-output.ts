@@ -1,5 +1,5 @@
 import { isPlainPath } from '../grammar/validate.js';
-import { lstat, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { RecordSet } from '../model.js';
 import { renderDnsmasq, renderDnsmasqHosts } from '../render/dnsmasq.js';
@@ -60,6 +60,8 @@ async function writeHostsFile(dir: string, content: string): Promise<WriteResult
   if (current === content) return { written: false, path: target };
   const staging = stagingDir(dir);
   await Promise.all([mkdir(dir, { recursive: true }), mkdir(staging, { recursive: true })]);
+  // Made anew: through a symlink left there, the write and the rename would take its target along.
+  await rm(join(staging, HOSTS_FILE), { force: true });
   const { path: made } = await writeFileAtomic(join(staging, HOSTS_FILE), content);
   await rename(made, target);
   const handle = await open(dir, 'r');
