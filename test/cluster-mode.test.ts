@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { APPS, API_INT_IP, API_IP, dnsRecord, DNSRECORD_NS, DOMAIN, INGRESS_IP, LB_CONFIG, readAnswers, startCluster, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
+import { APPS, API_INT_IP, API_IP, dnsRecord, DNSRECORD_NS, DOMAIN, INGRESS_IP, LB_CONFIG, readAnswers, startCluster, startFakeCluster, UPSTREAM, type ClusterFixture } from './support/cluster-fixture.js';
 import type { RbacRule } from './support/apiserver.js';
 import { logLines, runLbdns } from './support/run-cli.js';
 
@@ -311,6 +311,20 @@ test('print-records reads a PlatformDefault cluster: it serves no names', async 
     const r = await runLbdns(['print-records', c.kubeconfig, '--upstream', UPSTREAM, '--wait-timeout', '10s']);
     assert.is(r.code, 0, r.stderr);
   });
+});
+
+test('render-corefile writes its Corefile from the lists even when the API server (or a proxy) takes every watch and never answers it', async () => {
+  const cluster = await startFakeCluster();
+  try {
+    cluster.server.failNext({ verb: 'watch' }, 'unanswered', 1000);
+    const started = Date.now();
+    const r = await runLbdns(['render-corefile', cluster.kubeconfig, '--out', cluster.out, '--upstream', UPSTREAM, '--wait-timeout', '20s']);
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+    assert.ok((await readAnswers(cluster.out))?.names.has(APPS));
+  } finally {
+    await cluster.close();
+  }
 });
 
 test.run();

@@ -212,6 +212,29 @@ test('a watch the API server accepts and never answers is given up after its ans
   assert.ok(watches >= 2, `${watches} watches in 2.5 s, each unanswered`);
 });
 
+test('a list is read as soon as it arrives, whether or not its watch is ever answered: a proxy holding the watch does not hold the first read', async () => {
+  const node = { kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1', resourceVersion: '5' } };
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (new URL(req.url ?? '/', 'http://x').searchParams.get('watch') === 'true') return; // taken, never answered
+    res.end(JSON.stringify({ kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [node] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  const started = Date.now();
+  const collection = await watchCollection<KubernetesObject>({ kc, name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', list: (page) => listJson(kc, '/api/v1/nodes', page, true), log: quiet, onChange: () => undefined, answerMs: 30_000 });
+  try {
+    assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+    assert.ok(collection.synced());
+    assert.equal(names(collection.items()), ['n1']);
+  } finally {
+    await collection.stop();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
 test('the cache keeps only what the projection keeps of each object', async () => {
   await withNodes(real({ 'master-0': ['10.0.0.5'] }), undefined, async (_c, w) => {
     const [cached] = w.collection.items() as V1Node[];

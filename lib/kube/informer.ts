@@ -98,6 +98,14 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
    */
   class ProjectingWatch extends k8s.Watch {
     override async watch(...[path, query, callback, done]: Parameters<InstanceType<typeof k8s.Watch>['watch']>): Promise<AbortController> {
+      // ListWatch asks for the watch as soon as it has put a list in the cache: the collection
+      // is read now, however long the watch then takes to be answered.
+      if (!synced && !stopped) {
+        synced = true;
+        lastError = undefined;
+        notify();
+      }
+      listed();
       const opened = Date.now();
       let events = 0;
       let finished = false;
@@ -211,6 +219,10 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
   const informer = new k8s.ListWatch<T>(opts.path, new ProjectingWatch(watchConfig), listAll, false, opts.labelSelector, opts.fieldSelector);
   let stopped = false;
   let synced = false;
+  let listed = (): void => undefined;
+  const firstList = new Promise<void>((resolve) => {
+    listed = resolve;
+  });
   let lastError: KubeError | undefined;
   const backoff = new Backoff(() => void start().catch(() => undefined), { minMs: 500, maxMs: 30_000, jitter: 0.2 });
 
@@ -221,24 +233,7 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       opts.log.error('change handler failed', { source: opts.name, error: String(err) });
     }
   };
-  const start = async () => {
-    let failed = false;
-    const onError = () => {
-      failed = true;
-    };
-    informer.on('error', onError);
-    try {
-      await informer.start();
-    } finally {
-      informer.off('error', onError);
-    }
-    if (stopped || failed) return;
-    if (!synced) {
-      synced = true;
-      lastError = undefined;
-      notify();
-    }
-  };
+  const start = () => informer.start();
 
   // Once for all the events of one turn: a relist (after a 410) adds or updates every object
   // in one loop, and a notice per object recomputed the whole collection each time (5,000 Nodes:
@@ -264,7 +259,8 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     opts.onRestart?.(error);
   });
 
-  await start().catch(() => undefined);
+  // Until the first list is in, or fails: not until its watch is answered, which a proxy may hold.
+  await Promise.race([start().catch(() => undefined), firstList]);
   return {
     name: opts.name,
     items: () => [...informer.list()],
