@@ -14,6 +14,13 @@ import { splitByZone } from './zone-file.js';
  */
 // debug: eta records the template line of each tag, so an error can name it.
 const eta = new Eta({ autoEscape: false, autoTrim: false, useWith: false, cache: false, debug: true });
+// eta's RuntimeErr reads the thrown value's message and name: a template throwing null would fail inside it, one throwing a string say "undefined".
+const etaRuntimeErr = eta.RuntimeErr;
+eta.RuntimeErr = (thrown: unknown, str: string, lineNo: number, path: string) =>
+  etaRuntimeErr(typeof (thrown as { message?: unknown } | null)?.message === 'string' ? (thrown as Error) : new Error(String(thrown)), str, lineNo, path);
+
+/** A thrown message as the error line shows it: a template's own can be of any length. */
+const MAX_THROWN_CHARS = 200;
 const compiled = new Map<string, ReturnType<Eta['compile']>>();
 
 /**
@@ -120,7 +127,8 @@ function runtimeError(source: string, err: unknown): RenderError {
   const e = err as Error;
   const line = /^line (\d+)\n/.exec(e.message)?.[1];
   // The cause comes from the sandbox's realm, whose Error is not this one's.
-  const cause = typeof (e.cause as Error | undefined)?.message === 'string' ? (e.cause as Error).message : e.message;
+  const full = typeof (e.cause as Error | undefined)?.message === 'string' ? (e.cause as Error).message : e.message;
+  const cause = full.length > MAX_THROWN_CHARS ? `${full.slice(0, MAX_THROWN_CHARS)}…` : full;
   return new RenderError(`template ${source}${line === undefined ? '' : ` line ${line}`} failed: ${cause}`);
 }
 
