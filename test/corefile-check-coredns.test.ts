@@ -89,6 +89,7 @@ const CASES: readonly { readonly what: string; readonly text: string; readonly m
   { what: 'a regex that does not compile', text: replaced('match ^api\\.c1', 'match ^(api\\.c1') },
   { what: 'a second hosts block in one server block', text: replaced('    cache 30\n', '    cache 30\n    hosts {\n        10.0.0.6 master-1\n    }\n') },
   { what: 'a second cache', text: replaced('    cache 30\n', '    cache 30\n    cache 60\n') },
+  { what: 'a cache TTL of 0', text: replaced('    cache 30\n', '    cache 0\n') },
   { what: 'a misspelt directive', text: replaced('    cache 30\n', '    cahce 30\n') },
   { what: 'a second server block for the same zone and port', text: `${GOOD}. {\n    errors\n}\n` },
   { what: 'a server block key with a label of 64 characters', text: `${GOOD}${'a'.repeat(64)}.test {\n    errors\n}\n` },

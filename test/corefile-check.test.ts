@@ -173,6 +173,16 @@ test('rejects a second hosts block in one server block, which CoreDNS refuses at
   rejects(replaced('    cache 30\n', '    cache 30\n    hosts {\n        10.0.0.6 master-1\n    }\n'), /line 22: a second "hosts" in the server block "\." \(the first is on line 13\): CoreDNS refuses it at setup/);
 });
 
+for (const ttl of ['0', '-5']) {
+  test(`rejects cache ${ttl}, a TTL CoreDNS refuses at setup`, () => {
+    rejects(replaced('    cache 30\n', `    cache ${ttl}\n`), new RegExp(`line 21: cache "${ttl}": CoreDNS refuses a TTL of 0 or less`));
+  });
+}
+
+test('accepts cache with zones and no TTL, which CoreDNS reads as its default TTL', () => {
+  checkCorefile(replaced('    cache 30\n', '    cache example.com\n'));
+});
+
 test('rejects a second cache, which CoreDNS refuses at setup like every plugin that may appear once', () => {
   rejects(replaced('    reload 2s 1s\n', '    reload 2s 1s\n    cache 60\n'), /line 23: a second "cache" .*this plugin can only be used once per Server Block/);
 });

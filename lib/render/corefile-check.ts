@@ -354,6 +354,12 @@ function checkReload(d: Directive): void {
   if (jitter) checkReloadDuration(d, 'jitter', jitter, LIMITS.minReloadJitter);
 }
 
+/** `cache [TTL] [ZONES…]`: a first argument that is a number is the TTL, which CoreDNS refuses at setup unless above 0. */
+function checkCache(d: Directive): void {
+  const ttl = d.args[0]?.text;
+  if (ttl !== undefined && /^[+-]?[0-9]+$/.test(ttl) && Number(ttl) <= 0) throw new RenderError(`Corefile line ${d.line}: cache ${quote(ttl)}: CoreDNS refuses a TTL of 0 or less ("cache TTL can not be zero or negative"); give seconds above 0, or none for its default`);
+}
+
 /** `bind` takes addresses; lbdns writes IPs only (an interface name would bind wherever the host's NICs happen to be). */
 function checkBind(d: Directive): void {
   if (d.args.length === 0) throw new RenderError(`Corefile line ${d.line}: bind needs an address`);
@@ -420,6 +426,7 @@ const CHECKS: Record<string, (d: Directive, block: ServerBlockHead) => void> = {
   forward: checkForward,
   reload: checkReload,
   bind: checkBind,
+  cache: checkCache,
 };
 
 /** A server block key as CoreDNS reads `.:5353`: the zone, and the port when one is given. */
