@@ -34,7 +34,7 @@ export const PLACEHOLDERS: Readonly<Record<string, string>> = {
   '--api-port': 'PORT',
   '--if-unreachable': 'keep|fail',
   '--gateway-zone': 'ZONE',
-  '--geo-code': 'CODE',
+  '--geo-code': 'CODES',
   '--gateway-ttl': 'SECONDS',
   '--api-int-seed': 'ADDR',
   '--gateway-lb-ttl': 'SECONDS',

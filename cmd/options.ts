@@ -150,7 +150,7 @@ export abstract class ClusterCommand extends InputCommand {
   apiIntSeed = Option.Array('--api-int-seed', { description: "Where to reach the API server when the kubeconfig names api-int and no Corefile serves it yet (a node's first boot): the internal API LB's IP or host name (repeatable); never served" });
   ignoreDnsType = Option.Boolean('--ignore-dns-type', false, { description: "Serve names even where the Infrastructure's cloudLoadBalancerConfig.dnsType is not ClusterHosted (PlatformDefault, the cloud's DNS, or not set)" });
   gatewayZone = Option.Array('--gateway-zone', { description: 'Serve Gateway DNS (Kuadrant DNSRecords, DNSPolicies of Gateways) for names in this zone (repeatable)' });
-  geoCode = oneValue('--geo-code', { description: "This cluster's geo for load-balanced Gateway names, as the DNSPolicies write it, any case (default: the default geo)" });
+  geoCode = oneValue('--geo-code', { description: "This cluster's geos for load-balanced Gateway names, most wanted first, as the DNSPolicies write them, any case: e.g. IE,GEO-EU (default: the default geo)" });
   gatewayTtl = oneValue('--gateway-ttl', { description: "TTL of a DNSPolicy's simple records, leaves and weighted CNAMEs, as Kuadrant's DNS_DEFAULT_TTL (default 60)" });
   gatewayLbTtl = oneValue('--gateway-lb-ttl', { description: "TTL of a load-balanced DNSPolicy's host and geo CNAMEs, as Kuadrant's DNS_DEFAULT_LB_TTL (default 300)" });
 

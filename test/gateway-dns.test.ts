@@ -368,6 +368,32 @@ test('--geo-code picks that geo of a load-balanced name', async () => {
   );
 });
 
+test('--geo-code with a country and its continent (FR,GEO-EU) answers the continent where no record names the country, as Kuadrant matches both', async () => {
+  await withGatewayMonitor(
+    async ({ c, dns }) => {
+      await seedGeoAndWeights(c);
+      await c.server.create(gateway('us', [{ name: 'http', hostname: APP }], [{ value: '203.0.113.9' }]));
+      await c.server.create(dnsPolicy('us', { gateway: 'us' }, { loadBalancing: { weight: 100, geo: 'US', defaultGeo: false } }));
+      await until('the EU addresses', async () => (await served(dns, APP)).length === 2);
+      assert.equal((await answerOf(dns, APP, 'A')).slice(0, 2), [`${APP} CNAME klb.${APP}`, `klb.${APP} CNAME geo-eu.klb.${APP}`]);
+    },
+    { geoCode: 'FR,GEO-EU' },
+  );
+});
+
+test('--geo-code answers its first geo that a record names: the country before the continent', async () => {
+  await withGatewayMonitor(
+    async ({ c, dns }) => {
+      await seedGeoAndWeights(c);
+      await c.server.create(gateway('fr', [{ name: 'http', hostname: APP }], [{ value: '203.0.113.7' }]));
+      await c.server.create(dnsPolicy('fr', { gateway: 'fr' }, { loadBalancing: { weight: 100, geo: 'FR', defaultGeo: false } }));
+      await until('the FR address', has(dns, APP, 'A 203.0.113.7'));
+      assert.equal(await served(dns, APP), ['A 203.0.113.7']);
+    },
+    { geoCode: 'FR,GEO-EU' },
+  );
+});
+
 test('geo codes are taken as Kuadrant takes them (Eu-West, CAD), and --geo-code matches them in any case', async () => {
   await withGatewayMonitor(
     async ({ c, dns }) => {

@@ -105,12 +105,24 @@ export interface GatewayFlags {
   readonly lbTtl: unknown;
 }
 
+/**
+ * `--geo-code`: this cluster's geos, most wanted first, as Kuadrant's records write them: a
+ * country and its continent (`IE,GEO-EU`), since Kuadrant's plugin matches `GEO-` codes against
+ * the client's continent and the others against its country.
+ */
+function validateGeoCodes(value: unknown): string {
+  const codes = (typeof value === 'string' ? value.split(',') : [value]).map((code) => validateGeoCode('--geo-code', code));
+  if (codes.includes('*')) throw new ValidationError('--geo-code', value, 'holds the default-geo marker *, not a geo', 'leave --geo-code out to answer with the default geo');
+  const twice = codes.find((code, i) => codes.findIndex((c) => c.toLowerCase() === code.toLowerCase()) !== i);
+  if (twice !== undefined) throw new ValidationError('--geo-code', value, `names ${twice} twice (geo codes match without regard to case)`, 'list each geo once');
+  return codes.join(',');
+}
+
 /** --gateway-zone, --geo-code and the TTLs: zones are domains (at least two labels), each once; the rest need a zone. */
 export function validateGatewayFlags(flags: GatewayFlags): GatewaySpec | undefined {
   const valid = (flags.zones ?? []).map((z) => validateDomain('--gateway-zone', z));
   assertUnique('--gateway-zone', valid);
-  const geo = flags.geoCode === undefined ? undefined : validateGeoCode('--geo-code', flags.geoCode);
-  if (geo === '*') throw new ValidationError('--geo-code', flags.geoCode, 'is the default-geo marker, not a geo', 'leave --geo-code out to answer with the default geo');
+  const geo = flags.geoCode === undefined ? undefined : validateGeoCodes(flags.geoCode);
   const ttl = flags.ttl === undefined ? DEFAULTS.gatewayTtls.ttl : validateTtl('--gateway-ttl', flags.ttl);
   const loadBalancedTtl = flags.lbTtl === undefined ? DEFAULTS.gatewayTtls.loadBalancedTtl : validateTtl('--gateway-lb-ttl', flags.lbTtl);
   if (valid.length === 0) {

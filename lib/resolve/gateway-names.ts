@@ -106,11 +106,11 @@ export class GatewayAnswers {
   private accepted: AcceptedGatewayNames = { byName: new Map(), refused: [], external: [], lostBy: new Map(), version: 0, changed: undefined };
   private resolutions: ReadonlyMap<string, Resolution> = new Map();
 
-  /** Geo codes match without regard to case, as Kuadrant's names lower-case them. */
-  private readonly geo: string | undefined;
+  /** The geos of --geo-code, most wanted first; matched without regard to case, as Kuadrant's names lower-case them. */
+  private readonly geos: readonly string[];
 
   constructor(readonly geoCode: string | undefined) {
-    this.geo = geoCode?.toLowerCase();
+    this.geos = geoCode === undefined ? [] : geoCode.toLowerCase().split(',');
   }
 
   /**
@@ -227,10 +227,11 @@ export class GatewayAnswers {
     }
     let set: readonly GatewayEndpoint[] = claimed;
     if (set.some((e) => e.geo !== undefined)) {
-      const wanted = set.filter((e) => this.geo !== undefined && e.geo?.toLowerCase() === this.geo);
+      const from = set;
+      const wanted = this.geos.flatMap((geo) => from.filter((e) => e.geo?.toLowerCase() === geo));
       set = wanted.length > 0 ? wanted.slice(0, 1) : set.filter((e) => e.geo === '*').slice(0, 1);
       if (set.length === 0) {
-        const why = this.geoCode === undefined ? `${name} has no default geo (*) and --geo-code is not set` : `${name} has neither geo ${this.geoCode} nor a default geo (*)`;
+        const why = this.geoCode === undefined ? `${name} has no default geo (*) and --geo-code is not set` : `${name} has neither ${this.geos.length === 1 ? `geo ${this.geoCode}` : `any of the geos ${this.geoCode.split(',').join(', ')}`} nor a default geo (*)`;
         return { ...none, why };
       }
     }
