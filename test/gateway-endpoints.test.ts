@@ -224,6 +224,23 @@ test("policy choice: a listener's own policy being deleted keeps the Gateway's p
   assert.equal(servedBy([policy('gw', '2026-01-01T00:00:00Z'), policy('for-b', '2026-01-02T00:00:00Z', 'b', {}, { deletionTimestamp: '2026-01-03T00:00:00Z' })]).by, ['gw:a']);
 });
 
+test('policy choice: of two policies created the same second, the first by name is applied, and the warning says so rather than calling it older', () => {
+  const warnings: string[] = [];
+  const owners = dnsPolicyEndpoints(
+    {
+      policies: [policy('b', '2026-01-01T00:00:00Z'), policy('a', '2026-01-01T00:00:00Z')],
+      gateways: [{ id: { namespace: 'ns', name: 'gw', created: 'x' }, listeners: [{ name: 'a', hostname: 'a.example.com', attachedRoutes: 1 }], addresses: [address(ip('10.0.0.1'))] }],
+      zones: ['example.com'],
+      kuadrantHosts: new Set(),
+      clusterId: ID,
+      ttls: { ttl: 60, loadBalancedTtl: 300 },
+    },
+    (msg) => warnings.push(msg),
+  );
+  assert.equal(owners.map((o) => o.source), ['dnspolicy/ns/a:gateway/gw/a']);
+  assert.match(warnings.join('\n'), 'targets what the dnspolicy ns/a, created the same second and first by name, already targets');
+});
+
 test('policy choice: an older policy being deleted leaves its target to the next oldest, as in Kuadrant', () => {
   assert.equal(servedBy([policy('old', '2026-01-01T00:00:00Z', undefined, {}, { deletionTimestamp: '2026-01-03T00:00:00Z' }), policy('new', '2026-01-02T00:00:00Z')]).by, ['new:a', 'new:b']);
 });

@@ -244,7 +244,9 @@ export function dnsPolicyEndpoints(inputs: PolicyInputs, warn: Warn): OwnedEndpo
     if (policy.deleting) continue;
     const first = claimed.get(target);
     if (first !== undefined) {
-      warnIgnored(warn, `dnspolicy ${policy.id.namespace}/${policy.id.name} spec.targetRef`, target, `targets what the older dnspolicy ${first.id.namespace}/${first.id.name} already targets`, 'policy not applied');
+      // Kuadrant refuses only a strictly newer one; two of one age both write the target's record, the last to reconcile winning: lbdns keeps the first by name.
+      const which = first.id.created === policy.id.created ? `dnspolicy ${first.id.namespace}/${first.id.name}, created the same second and first by name,` : `older dnspolicy ${first.id.namespace}/${first.id.name}`;
+      warnIgnored(warn, `dnspolicy ${policy.id.namespace}/${policy.id.name} spec.targetRef`, target, `targets what the ${which} already targets`, 'policy not applied');
       continue;
     }
     claimed.set(target, policy);
