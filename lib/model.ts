@@ -262,6 +262,12 @@ export interface RecordSet {
   readonly gatewayZones?: readonly string[];
   /** Where each Gateway zone's file is, for the `file` plugin: set by the command that writes them. */
   readonly zoneFiles?: ReadonlyMap<string, string>;
+  /**
+   * Gateway names not served (no address yet, over the limit…) that a served wildcard of their
+   * zone would otherwise answer with another owner's addresses: each is written as a name with
+   * no address record, so CoreDNS answers it empty (NODATA) instead.
+   */
+  readonly unanswered?: readonly string[];
 }
 
 /** The source of a record read back from the files on disk after a restart: its owner is not known. */

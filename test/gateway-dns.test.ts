@@ -252,6 +252,21 @@ test("names of a Gateway zone lbdns does not serve are the zone's to answer, nev
   });
 });
 
+test("a name not served yet (its load balancer's host name does not resolve) answers empty, not another owner's wildcard over it", async () => {
+  await withGatewayMonitor(async ({ c, m, dns }) => {
+    await c.server.create(kuadrantRecord('wild', `*.${ZONE}`, [{ dnsName: `*.${ZONE}`, recordType: 'A', targets: ['192.0.2.9'] }], { namespace: 'other' }));
+    await c.server.create(kuadrantRecord('new', APP, [{ dnsName: APP, recordType: 'CNAME', targets: ['new.elb.example.org'] }]));
+    await until('the wildcard', has(dns, `any.${ZONE}`, 'A 192.0.2.9'));
+    await until('the new name reported not served', () => m.logs().some((l) => JSON.stringify(l).includes(`${APP}`) && JSON.stringify(l).includes('no address yet')), 8000);
+    for (const type of ['A', 'AAAA'] as const) {
+      const reply = await query(dns, APP, type);
+      assert.equal([type, reply.rcode, reply.answers, reply.authority], [type, 'NOERROR', [], ['SOA']]);
+    }
+    const under = await query(dns, `x.${APP}`, 'A');
+    assert.equal([under.rcode, under.answers], ['NXDOMAIN', []]);
+  });
+});
+
 test("a node whose name lies in a Gateway zone is answered there with its addresses, and a tenant's listener cannot take that name", async () => {
   await withGatewayMonitor(async ({ c, m, dns, upstream }) => {
     const w0 = `w0.${ZONE}`;

@@ -61,26 +61,35 @@ function addressLines(lines: string[], name: string, ttl: number, v4: readonly s
 /**
  * Each Gateway zone's records as zoneRecords gives them: what decides whether its file changes.
  * A node whose name lies in a zone is answered there too: CoreDNS sends that name's queries to
- * the zone's server block, which the `hosts` entry of the main block never sees.
+ * the zone's server block, which the `hosts` entry of the main block never sees. A name of
+ * `unanswered` is written with no address, so the zone's wildcard does not answer it.
  */
 export function renderZones(recordSet: RecordSet): ReadonlyMap<string, string> {
   const zones = recordSet.gatewayZones ?? [];
   const { byZone } = splitByZone(recordSet.names, zones);
-  const nodeLines = new Map<string, string[]>();
+  const besideRecords = new Map<string, string[]>();
+  // An RFC 3597 record of a private type with no data: the name exists, with no A or AAAA, so a wildcard no longer answers it.
+  for (const name of recordSet.unanswered ?? []) {
+    const zone = zoneOf(name, zones);
+    if (zone === undefined) continue;
+    const lines = besideRecords.get(zone) ?? [];
+    besideRecords.set(zone, lines);
+    lines.push(`${name}. ${NEGATIVE_TTL} IN TYPE65534 \\# 0`);
+  }
   for (const n of recordSet.nodes) {
     for (const name of new Set([n.name, n.fqdn])) {
       const zone = name.includes('.') ? zoneOf(name, zones) : undefined;
       if (zone === undefined) continue;
-      const lines = nodeLines.get(zone) ?? [];
-      nodeLines.set(zone, lines);
+      const lines = besideRecords.get(zone) ?? [];
+      besideRecords.set(zone, lines);
       addressLines(lines, name, recordSet.ttl, n.v4, n.v6);
     }
   }
   return new Map(
     [...byZone].map(([zone, names]) => {
       const records = zoneRecords(names, recordSet.ttl);
-      const nodes = nodeLines.get(zone) ?? [];
-      return [zone, nodes.length === 0 ? records : [records, ...nodes].filter((part) => part !== '').join('\n')];
+      const beside = besideRecords.get(zone) ?? [];
+      return [zone, beside.length === 0 ? records : [records, ...beside].filter((part) => part !== '').join('\n')];
     }),
   );
 }

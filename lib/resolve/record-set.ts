@@ -190,7 +190,7 @@ export function buildRecordSet(spec: ClusterSpec, resolutions: ReadonlyMap<strin
       names: mergeOrdered(gateway.names, names),
       nodes,
       upstreams: spec.upstreams,
-      ...(spec.gateway ? { weights: gateway.weights, gatewayZones: spec.gateway.zones } : {}),
+      ...(spec.gateway ? { weights: gateway.weights, gatewayZones: spec.gateway.zones, ...underWildcards(gateway) } : {}),
     },
     empty: empty.sort(),
     notes,
@@ -216,6 +216,22 @@ export function whyNotServed(spec: ClusterSpec, result: Pick<RecordSetResult, 'e
     if (lb !== undefined && spec.lbs[lb].length === 0) return { name, reason: 'no load balancer known yet' };
     return { name, reason: 'its host names have no resolved address yet' };
   });
+}
+
+/**
+ * The Gateway names not served that a served wildcard over them would answer (RFC 4592: from
+ * the file plugin, `*.z` answers every name under z that the zone file does not hold).
+ */
+function underWildcards(gateway: GatewayRecords): { unanswered?: readonly string[] } {
+  const unserved = [...gateway.empty.map((e) => e.name), ...gateway.refused.filter((r) => r.reason === 'over-limit').map((r) => r.name)];
+  if (unserved.length === 0) return {};
+  const wildcards = new Set(gateway.names.flatMap((n) => (n.name.startsWith('*.') ? [n.name.slice(2)] : [])));
+  const covered = (name: string): boolean => {
+    for (let dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', dot + 1)) if (wildcards.has(name.slice(dot + 1))) return true;
+    return false;
+  };
+  const unanswered = [...new Set(unserved.filter(covered))].sort();
+  return unanswered.length > 0 ? { unanswered } : {};
 }
 
 let book: GatewayRecordBook | undefined;
