@@ -185,6 +185,30 @@ testAsRoot('a writer that is not root replaces a file another user owns, taking 
   });
 });
 
+testAsRoot("a writer that is not root keeps the file's group when it is a member of it: CoreDNS may read the file by group", async () => {
+  await withDir(async (dir) => {
+    await chown(dir, 65534, 65534);
+    const path = join(dir, 'Corefile');
+    await writeFile(path, 'old\n', { mode: 0o640 });
+    await chown(path, 65534, 4242);
+    // Root drops to uid 65534 with 4242 as a supplementary group only, as a pod's fsGroup would give.
+    const script = `
+      process.setgroups([4242]); process.setgid(65534); process.setuid(65534);
+      const { writeFileAtomic } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'lib/sinks/atomic-write.ts')).href)});
+      console.log(JSON.stringify(await writeFileAtomic(process.env.TARGET, 'new\\n')));`;
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, env: { ...process.env, TARGET: path }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let text = '';
+      child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      child.on('error', reject);
+      child.on('exit', () => resolve(text));
+    });
+    assert.equal(JSON.parse(out.trim().split('\n').at(-1) ?? '{}'), { written: true, path });
+    const info = await stat(path);
+    assert.equal([info.uid, info.gid, info.mode & 0o777], [65534, 4242, 0o640]);
+  });
+});
+
 test('a write cut short by the file size limit leaves the old file intact and no temp file', async () => {
   await withDir(async (dir) => {
     const path = join(dir, 'Corefile');

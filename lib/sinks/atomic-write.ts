@@ -70,10 +70,14 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
     // when the disk or RLIMIT_FSIZE runs out midway.
     await handle.writeFile(bytes);
     // A root writer would otherwise hand a 0600 file owned by the coredns user to root, and CoreDNS
-    // could no longer read it. Only root may give a file away: another user's writes take it over.
-    if (current && process.getuid?.() === 0 && (current.uid !== 0 || current.gid !== process.getgid?.())) {
+    // could no longer read it. Only root may give a file away: another user's writes take the file
+    // over, keeping its group where they are a member of it (a 0640 file CoreDNS reads by group).
+    const root = process.getuid?.() === 0;
+    if (current && (current.uid !== process.getuid?.() || current.gid !== process.getgid?.())) {
       step = 'setting its owner';
-      await handle.chown(current.uid, current.gid);
+      await handle.chown(root ? current.uid : -1, current.gid).catch((err: unknown) => {
+        if (root || errCode(err) !== 'EPERM') throw err;
+      });
     }
     step = 'setting its mode';
     // fchmod rather than open's mode argument: the umask must not decide who can read the Corefile.
