@@ -212,7 +212,7 @@ test('a watch the API server accepts and never answers is given up after its ans
   assert.ok(watches >= 2, `${watches} watches in 2.5 s, each unanswered`);
 });
 
-test('a list is read as soon as it arrives, whether or not its watch is ever answered: a proxy holding the watch does not hold the first read', async () => {
+test('a one-shot read (readAtList) has its list as soon as it arrives, whether or not its watch is ever answered: a proxy holding the watch does not hold it', async () => {
   const node = { kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1', resourceVersion: '5' } };
   const server = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
@@ -223,11 +223,35 @@ test('a list is read as soon as it arrives, whether or not its watch is ever ans
   const kc = new KubeConfig();
   kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
   const started = Date.now();
-  const collection = await watchCollection<KubernetesObject>({ kc, name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', list: (page) => listJson(kc, '/api/v1/nodes', page, true), log: quiet, onChange: () => undefined, answerMs: 30_000 });
+  const collection = await watchCollection<KubernetesObject>({ kc, name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', list: (page) => listJson(kc, '/api/v1/nodes', page, true), log: quiet, onChange: () => undefined, answerMs: 30_000, readAtList: true });
   try {
     assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
     assert.ok(collection.synced());
     assert.equal(names(collection.items()), ['n1']);
+  } finally {
+    await collection.stop();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('a watching collection whose watch the API refuses (403) after its list is not read, and says why: a list no change would ever reach is not served as current', async () => {
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (new URL(req.url ?? '/', 'http://x').searchParams.get('watch') === 'true') {
+      res.statusCode = 403;
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'nodes is forbidden: cannot watch resource "nodes"' }));
+      return;
+    }
+    res.end(JSON.stringify({ kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '5' }, items: [{ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1', resourceVersion: '5' } }] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  const collection = await watchCollection<KubernetesObject>({ kc, name: 'nodes', what: 'list nodes', path: '/api/v1/nodes', list: (page) => listJson(kc, '/api/v1/nodes', page, true), log: quiet, onChange: () => undefined });
+  try {
+    assert.not.ok(collection.synced());
+    assert.match(collection.lastError()?.message ?? '', 'forbidden');
   } finally {
     await collection.stop();
     server.closeAllConnections();

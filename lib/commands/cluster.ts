@@ -308,6 +308,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   });
   const sources = await startClusterSources({
     kc: ctx.kc,
+    oneShot: opts.oneShot === true,
     role: ctx.spec.role,
     domain: ctx.spec.domain,
     ttl: ctx.spec.ttl,

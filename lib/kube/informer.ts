@@ -50,6 +50,8 @@ export interface WatchOptions<T extends KubernetesObject> {
   readonly onChange: (items: T[]) => void;
   /** Called each time the watch fails and is restarted. */
   readonly onRestart?: (error: KubeError) => void;
+  /** Read once the first list is in (a one-shot command); otherwise once its watch is open too. */
+  readonly readAtList?: boolean;
   /**
    * How long a watch waits for the API server's answer, and for its end past the timeout it
    * asked for, before it is taken as failed (default 60 s).
@@ -98,9 +100,9 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
    */
   class ProjectingWatch extends k8s.Watch {
     override async watch(...[path, query, callback, done]: Parameters<InstanceType<typeof k8s.Watch>['watch']>): Promise<AbortController> {
-      // ListWatch asks for the watch as soon as it has put a list in the cache: the collection
-      // is read now, however long the watch then takes to be answered.
-      if (!synced && !stopped) {
+      // ListWatch asks for the watch as soon as it has put a list in the cache: a one-shot read
+      // has what it came for now, however long the watch then takes to be answered.
+      if (opts.readAtList === true && !synced && !stopped) {
         synced = true;
         lastError = undefined;
         notify();
@@ -233,7 +235,23 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
       opts.log.error('change handler failed', { source: opts.name, error: String(err) });
     }
   };
-  const start = () => informer.start();
+  const start = async () => {
+    let failed = false;
+    const onError = () => {
+      failed = true;
+    };
+    informer.on('error', onError);
+    try {
+      await informer.start();
+    } finally {
+      informer.off('error', onError);
+    }
+    // A watching collection is read once its watch is open too: one the API refuses (RBAC) would keep a list no change reaches.
+    if (stopped || failed || synced) return;
+    synced = true;
+    lastError = undefined;
+    notify();
+  };
 
   // Once for all the events of one turn: a relist (after a 410) adds or updates every object
   // in one loop, and a notice per object recomputed the whole collection each time (5,000 Nodes:
@@ -259,8 +277,8 @@ export async function watchCollection<T extends KubernetesObject>(opts: WatchOpt
     opts.onRestart?.(error);
   });
 
-  // Until the first list is in, or fails: not until its watch is answered, which a proxy may hold.
-  await Promise.race([start().catch(() => undefined), firstList]);
+  // A one-shot read waits until the first list is in, or fails: not until its watch is answered, which a proxy may hold.
+  await (opts.readAtList === true ? Promise.race([start().catch(() => undefined), firstList]) : start().catch(() => undefined));
   return {
     name: opts.name,
     items: () => [...informer.list()],

@@ -44,6 +44,8 @@ export type SourcePurpose = 'corefile' | 'infra-status';
 
 export interface ClusterSourceOptions {
   readonly kc: KubeConfig;
+  /** Read once and stopped (render-corefile, display…): a collection is read at its list, not only once its watch is open. */
+  readonly oneShot?: boolean;
   readonly role: Role;
   /** The cluster domain (lower case, no trailing dot): DNSRecords may only name names within it. */
   readonly domain: string;
@@ -273,6 +275,7 @@ export async function startClusterSources(opts: ClusterSourceOptions): Promise<C
         // Plain JSON, as the watch events come (see listJson).
         list: ({ onContinue, ...page }) => listJson(opts.kc, spec.path, { fieldSelector: spec.fieldSelector, labelSelector: spec.labelSelector, ...page }, spec.select, onContinue),
         log: opts.log,
+        ...(opts.oneShot === true ? { readAtList: true } : {}),
         onRestart: (error) => opts.onRestart?.(spec.name, error),
         onChange: (items) => {
           contribution.current = spec.extract(items, warnings.warn);
