@@ -62,6 +62,15 @@ test('with --if-unreachable=keep and the API server down, a good Corefile is kep
   });
 });
 
+test('with --if-unreachable=keep and the API server down, the Corefile is kept whatever resolv.conf holds at boot (here none to read)', async () => {
+  await withWrittenCorefile(async (c) => {
+    await c.server.stop();
+    const r = await runLbdns(['render-corefile', c.kubeconfig, '--out', c.out, '--resolv-conf', join(c.dir, 'not-written-yet.conf'), '--wait-timeout', '1s', '--if-unreachable', 'keep']);
+    assert.is(r.code, 0, r.stderr);
+    assert.is((await stat(c.out)).mtimeMs, OLD.getTime());
+  });
+});
+
 test('with --if-unreachable=keep and an API server that takes connections and never answers, the Corefile is kept by the wait timeout', async () => {
   await withWrittenCorefile(async (c) => {
     const before = await readFile(c.out, 'utf8');

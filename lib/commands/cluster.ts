@@ -9,8 +9,7 @@ import { zoneFilePaths } from '../sinks/zone-file-output.js';
 import { dnsmasqServedFor } from '../sinks/dnsmasq-output.js';
 import { canonicalIp } from '../grammar/ip.js';
 import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-identity-read.js';
-import { loadRawConfig, upstreamsOf } from '../inputs/local-inputs.js';
-import { specFromConfig } from '../inputs/spec.js';
+import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { EVENT_REASONS, NO_EVENTS, refusalRegarding, type EventSink, type InvolvedObject } from '../runtime/events.js';
@@ -199,8 +198,6 @@ async function seedAddress(seed: readonly Endpoint[], raw: RawConfig): Promise<s
 export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags, log: Logger, opts: PrepareOptions = {}): Promise<ClusterContext> {
   const raw = await loadRawConfig(inputs, log);
   await opts.check?.(raw);
-  // Before the cluster is asked: a resolv.conf that cannot be read, or an upstream that is CoreDNS itself, is exit 2 at once.
-  const upstreams = opts.upstreams === false ? [] : await upstreamsOf(raw, log);
   const ingressService = parseObjectRef('--ingress-service', flags.ingressService);
   const explicitLbConfig = flags.lbConfig === undefined ? undefined : parseObjectRef('--lb-config', flags.lbConfig);
   const kc = await loadKubeConfig({ path: flags.kubeconfig, env: process.env });
@@ -212,7 +209,8 @@ export async function prepareCluster(inputs: CommandInputs, flags: ClusterFlags,
   if (domain === undefined) {
     throw new ValidationError('--domain', undefined, 'is required: the cluster has no dnses.config.openshift.io/cluster spec.baseDomain nor an Infrastructure apiServerInternalURI to take it from', 'pass --domain');
   }
-  const spec = specFromConfig({ ...raw, domain }, upstreams);
+  // resolv.conf is read after the API: under --if-unreachable=keep, an API out of reach at boot keeps the Corefile whatever resolv.conf holds then.
+  const spec = await specFromRaw({ ...raw, domain }, log, opts.upstreams !== false);
   const lbs = new Set(LB_NAMES.filter((lb) => spec.lbs[lb].length > 0));
   const lbConfig = explicitLbConfig ?? (identity.platform ? DEFAULT_LB_CONFIG : undefined);
   const platformType = identity.infrastructure?.status?.platformStatus?.type;

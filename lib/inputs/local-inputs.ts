@@ -24,12 +24,8 @@ export interface LocalInputs {
 
 export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
 
-export async function upstreamsOf(raw: RawConfig, log: Logger): Promise<string[]> {
-  if (raw.upstreams !== undefined) {
-    const upstreams = validateUpstreams('--upstream', raw.upstreams);
-    refuseSelfForward('--upstream', upstreams, listenOf(raw).listen ?? DEFAULTS.listen, localAddresses());
-    return upstreams;
-  }
+async function upstreamsOf(raw: RawConfig, log: Logger): Promise<string[]> {
+  if (raw.upstreams !== undefined) return validateUpstreams('--upstream', raw.upstreams);
   const path = raw.resolvConf ?? DEFAULT_RESOLV_CONF;
   const text = await readInputFile(path, { flag: '--resolv-conf', hint: "point --resolv-conf at the node's resolv.conf or give --upstream" });
   const { upstreams, dropped } = selectUpstreams(parseResolvConf(text), localAddresses(), path);
@@ -52,6 +48,7 @@ export async function loadRawConfig(opts: LocalInputOptions, log: Logger): Promi
     throw new ValidationError(fromFlags.join(', '), undefined, `is not served by role ${role}`, `drop it, or choose the role that serves it: ${role} serves ${roleServes(role)}`);
   }
   checkLocalSettings(raw);
+  if (raw.upstreams !== undefined) refuseSelfForward('--upstream', validateUpstreams('--upstream', raw.upstreams), listenOf(raw).listen ?? DEFAULTS.listen, localAddresses());
   const fromFile = unusedByRole(role, file);
   if (fromFile.length > 0) log.warn('the config file sets what this role does not serve; ignored', { role, settings: fromFile, source: opts.configFile });
   return raw;
