@@ -12,7 +12,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { dirname, join } from 'node:path';
 import { captured, dnsRecord, DNSRECORD_NS, DOMAIN, startCluster, startMonitor, until, type ClusterFixture } from './support/cluster-fixture.js';
-import { dnsPolicy, gateway, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
+import { dnsPolicy, gateway, kuadrantRecord, NS, startGatewayCluster, ZONE } from './support/gateway-fixture.js';
 
 const POD = { apiVersion: 'v1', kind: 'Pod', namespace: 'openshift-lbdns', name: 'lbdns-coredns-master-0' } satisfies InvolvedObject;
 
@@ -222,6 +222,23 @@ test('a DNSPolicy whose listener host it may not claim gets a NameRefused Event 
     assert.equal(event?.involvedObject, { apiVersion: 'kuadrant.io/v1', kind: 'DNSPolicy', namespace: NS, name: 'dns', uid: (policy as { metadata: { uid: string } }).metadata.uid });
     assert.is(event?.type, 'Warning');
     assert.match(event?.message ?? '', /app\.bank\.example is in none of the gateway zones .*; not served \(outside-zones\)$/);
+  });
+});
+
+test('a Kuadrant DNSRecord with a name that is no DNS name gets its NameRefused Event on the record itself, in its namespace', async () => {
+  const cluster = await startGatewayCluster();
+  await asPod(cluster, async () => {
+    const record = await cluster.server.create(kuadrantRecord('bad', `app.${ZONE}`, [{ dnsName: `bad name.${ZONE}`, recordType: 'A', targets: ['192.0.2.1'] }]));
+    const monitor = await startMonitor(cluster, { flags: { gatewayZones: [ZONE] } });
+    const onRecord = async () => ((await cluster.server.list('events', NS)) as unknown as CoreEvent[]).filter((e) => e.involvedObject.kind === 'DNSRecord');
+    try {
+      await until('the Event', async () => (await onRecord()).length > 0, 8000);
+    } finally {
+      assert.is(await monitor.stop(), 0);
+    }
+    const [event] = await onRecord();
+    assert.equal(event?.involvedObject, { apiVersion: 'kuadrant.io/v1alpha1', kind: 'DNSRecord', namespace: NS, name: 'bad', uid: (record as { metadata: { uid: string } }).metadata.uid });
+    assert.is(event?.reason, 'NameRefused');
   });
 });
 

@@ -7,7 +7,7 @@ import type { GatewayAddress, GatewayView } from './gateways.js';
 import { perObject, sameObjects } from './per-object.js';
 import { sectionNameOf } from './gateways.js';
 import { servedEndpoints, servedWithWarnings } from './served-endpoints.js';
-import { describeObject, identityOf, validated, warnIgnored, type ApiObjectMeta, type ObjectIdentity, type Warn } from './untrusted.js';
+import { describeObject, identityOf, objectRef, validated, warnIgnored, type ApiObjectMeta, type ObjectIdentity, type Warn } from './untrusted.js';
 
 /** `dnspolicies.kuadrant.io` v1 as far as lbdns reads it; every field may be missing. */
 export interface DNSPolicy {
@@ -33,10 +33,7 @@ interface PolicyView {
 }
 
 /** The DNSPolicy as an Event's involved object: a policy that cannot apply is the tenant's to fix. */
-function regarding(policy: DNSPolicy): Record<string, unknown> {
-  const { namespace, name, uid } = policy.metadata ?? {};
-  return { apiVersion: 'kuadrant.io/v1', kind: 'DNSPolicy', namespace, name, ...(typeof uid === 'string' ? { uid } : {}) };
-}
+const regarding = (metadata: ApiObjectMeta | undefined): Record<string, unknown> => objectRef('kuadrant.io/v1', 'DNSPolicy', metadata);
 
 function loadBalancingOf(policy: DNSPolicy, object: string, warn: Warn): LoadBalancing | undefined | null {
   const lb = policy.spec?.loadBalancing;
@@ -85,7 +82,7 @@ function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address:
     const bits = Number(prefix);
     if (ip === null || (mapped !== undefined && ipFamily(ip) !== 4) || !/^[0-9]+$/.test(prefix) || bits > (mapped !== undefined || ipFamily(ip) === 6 ? 128 : 32)) {
       const where = `${object} spec.excludeAddresses[${i}]`;
-      warn(`${where}: ${JSON.stringify(text).slice(0, 80)} is not a CIDR; policy not applied (as Kuadrant: a CIDR that does not parse fails the policy)`, { where, reason: 'is not a CIDR', regarding: regarding(policy) });
+      warn(`${where}: ${JSON.stringify(text).slice(0, 80)} is not a CIDR; policy not applied (as Kuadrant: a CIDR that does not parse fails the policy)`, { where, reason: 'is not a CIDR', regarding: regarding(policy.metadata) });
       return null;
     }
     if (mapped !== undefined && bits < 96) {
@@ -184,6 +181,8 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     // As Kuadrant: one DNSRecord per listener with a host name and attached routes, for that host name.
     const host = listener.hostname;
     const applies = policy?.applies;
+    // Warnings about a listener's names are about its policy: Events go to it.
+    const onPolicy: Warn = (msg, fields) => keep(msg, policy === undefined ? fields : { ...fields, regarding: regarding(policy.id) });
     if (policy === undefined || applies === undefined || host === undefined || listener.attachedRoutes <= 0) return;
     if (inputs.kuadrantHosts.has(`${policy.id.namespace}/${host}`)) return;
     let shared = perPolicy.get(policy);
@@ -207,7 +206,7 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
       kuadrant = buildEndpoints(host, target, applies.loadBalancing, inputs.ttls);
     } catch (err) {
       if (!(err instanceof ClusterIdUnknown)) throw err;
-      keep(`${source}: ${err.message}; its load-balanced host ${host} is not served until it is`, { where: source, reason: err.message });
+      onPolicy(`${source}: ${err.message}; its load-balanced host ${host} is not served until it is`, { where: source, reason: err.message });
       return;
     }
     // A long host gives derived names (klb., the geo, the leaf) past DNS's limits: CoreDNS loads them and answers packets clients refuse, or refuses the zone file.
@@ -215,10 +214,10 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     if (overlong !== undefined) {
       const reason = `the name ${overlong.dnsName.slice(0, 80)}… Kuadrant builds for it is ${overlong.dnsName.length} characters, more than DNS allows (253, and 63 a label)`;
       // `where` ends in hostname: counted and reported as a refused name (NameRefused), not as data ignored.
-      keep(`${source}: ${reason}; its host ${host} is not served`, { where: `${source} hostname`, reason });
+      onPolicy(`${source}: ${reason}; its host ${host} is not served`, { where: `${source} hostname`, reason });
       return;
     }
-    const endpoints = servedWithWarnings(kuadrant, source, keep);
+    const endpoints = servedWithWarnings(kuadrant, source, onPolicy);
     if (endpoints.length === 0) return;
     // The claim exists since both objects do: an old policy does not make a new Gateway's hosts old.
     const created = policy.id.created > gateway.id.created ? policy.id.created : gateway.id.created;

@@ -2,7 +2,7 @@ import type { GatewayRecordType, KuadrantEndpoint, OwnedEndpoints } from '../mod
 import { validateDnsName, validateGeoCode, validateIntInRange, validateWeight } from '../grammar/validate.js';
 import { DEFAULTS, LIMITS } from '../model.js';
 import { servedWithWarnings } from './served-endpoints.js';
-import { describeObject, distinctCapped, elementsOf, endpointFromApi, identityOf, objectWarn, validated, warnIgnored, type ApiObjectMeta, type Located, type Warn } from './untrusted.js';
+import { describeObject, distinctCapped, elementsOf, endpointFromApi, identityOf, objectRef, objectWarn, validated, warnIgnored, type ApiObjectMeta, type Located, type Warn } from './untrusted.js';
 
 /** The label Kuadrant's dns-operator puts on each DNSRecord it hands to a CoreDNS provider. */
 export const ZONE_LABEL = 'kuadrant.io/coredns-zone-name';
@@ -99,7 +99,9 @@ export function kuadrantRecordEndpoints(records: readonly KuadrantDNSRecord[], z
   const rootHosts = new Set<string>();
   for (const record of records) {
     const one = objectWarn(warn);
-    const owner = recordOwner(record, zones, one.warn, rootHosts);
+    // Events about a record go to it, in its namespace: its tenant is the one to act.
+    const about = typeof record === 'object' && record !== null ? objectRef('kuadrant.io/v1alpha1', 'DNSRecord', record.metadata) : undefined;
+    const owner = recordOwner(record, zones, about === undefined ? one.warn : (msg, fields) => one.warn(msg, { ...fields, regarding: about }), rootHosts);
     one.done();
     if (owner !== undefined) owners.push(owner);
   }

@@ -19,6 +19,12 @@ export interface ApiObjectMeta {
   readonly deletionTimestamp?: string | Date | null;
 }
 
+/** An object as an Event's involved object (`regarding` in a warning's fields): its tenant is the one to act. */
+export function objectRef(apiVersion: string, kind: string, metadata: ApiObjectMeta | undefined): Record<string, unknown> {
+  const { namespace, name, uid } = metadata ?? {};
+  return { apiVersion, kind, namespace, name, ...(typeof uid === 'string' ? { uid } : {}) };
+}
+
 /** `service openshift-ingress/router-default`, as a warning names an object. */
 export function describeObject(kind: string, metadata: ApiObjectMeta | undefined): string {
   const name = metadata?.name ?? '<unnamed>';
