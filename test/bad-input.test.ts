@@ -75,6 +75,7 @@ const FILES: Record<string, string> = {
   'runtime-error.eta': '. {\n    errors\n<%= it.nothing.here %>\n}\n',
   'throws-null.eta': '. {\n<% throw null %>\n}\n',
   'throws-string.eta': '. {\n<% throw "no upstream for this site" %>\n}\n',
+  'throws-bare-object.eta': '. {\n<% throw Object.create(null) %>\n}\n',
   'throws-long.eta': '. {\n<% throw new Error("x".repeat(3000)) %>\n}\n',
   'missing-cert.kubeconfig': [
     'apiVersion: v1',
@@ -184,6 +185,7 @@ const CASES: readonly BadInput[] = [
   { what: 'a custom template with an answer that is no IP', args: (d) => cluster({}, ['--template', join(d, 'bad-ip-answer.eta')]), message: /bad-ip-answer\.eta .*has "10\.0\.1\.300", not an IPv4 address/ },
   { what: 'a custom template that does not compile', args: (d) => cluster({}, ['--template', join(d, 'eta-syntax.eta')]), message: /template .*eta-syntax\.eta line 2: JavaScript syntax error inside <% %>: /m },
   { what: 'a custom template that throws null', args: (d) => cluster({}, ['--template', join(d, 'throws-null.eta')]), message: /template .*throws-null\.eta line 2 failed: null$/m },
+  { what: 'a custom template that throws an object without a prototype', args: (d) => cluster({}, ['--template', join(d, 'throws-bare-object.eta')]), message: /template .*throws-bare-object\.eta line 2 failed: \[object Object\]$/m },
   { what: 'a custom template that throws a string', args: (d) => cluster({}, ['--template', join(d, 'throws-string.eta')]), message: /template .*throws-string\.eta line 2 failed: no upstream for this site$/m },
   { what: 'a custom template that throws a message of 3,000 characters, cut at 200', args: (d) => cluster({}, ['--template', join(d, 'throws-long.eta')]), message: /template .*throws-long\.eta line 2 failed: x{200}…$/m },
   { what: 'a custom template that fails while it runs', args: (d) => cluster({}, ['--template', join(d, 'runtime-error.eta')]), message: /template .*runtime-error\.eta line 3 failed: Cannot read properties of undefined \(reading 'here'\)$/m },
@@ -340,6 +342,20 @@ test('a --dnsmasq-out that is the --config file is refused with exit 2, the conf
   assert.is(r.code, 2, r.stderr);
   assert.match(r.stderr, 'is the same file as --config');
   assert.equal(await readdir(dir), ['cluster.yaml']);
+});
+
+test('without a cluster to read, an --out at the path $KUBECONFIG names is written: nothing reads it', async () => {
+  const dir = await freshDir();
+  const out = join(dir, 'Corefile');
+  const saved = process.env.KUBECONFIG;
+  process.env.KUBECONFIG = out;
+  try {
+    const r = await runLbdns(['render-corefile', ...cluster(), '--out', out]);
+    assert.is(r.code, 0, r.stderr);
+  } finally {
+    if (saved === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved;
+  }
 });
 
 test('a kubeconfig given both as the argument and as --kubeconfig is refused with exit 2', async () => {

@@ -1,6 +1,8 @@
 import type { RawConfig } from '../inputs/config.js';
 import { DEFAULT_RESOLV_CONF } from '../inputs/local-inputs.js';
 import type { Output } from '../sinks/atomic-write.js';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger, type Level, type Logger } from '../runtime/log.js';
 import { ValidationError } from '../errors.js';
 
@@ -26,8 +28,10 @@ export function everyLb<T extends CommandInputs>(opts: T): T {
 }
 
 /** The files a command reads, which none of its outputs may be: --config, --template, resolv.conf and the kubeconfig. */
-export function inputFiles(opts: CommandInputs, raw: RawConfig, kubeconfig: string | undefined): Output[] {
-  const kubeconfigs = kubeconfig !== undefined ? [kubeconfig] : (process.env.KUBECONFIG ?? '').split(':').filter((p) => p !== '');
+export function inputFiles(opts: CommandInputs, raw: RawConfig, cluster: { readonly kubeconfig: string | undefined } | undefined): Output[] {
+  // As client-node finds it: the flag, else $KUBECONFIG's files, else ~/.kube/config; none without a cluster to read.
+  const fromEnv = (process.env.KUBECONFIG ?? '').split(':').filter((p) => p !== '');
+  const kubeconfigs = cluster === undefined ? [] : cluster.kubeconfig !== undefined ? [cluster.kubeconfig] : fromEnv.length > 0 ? fromEnv : [join(homedir(), '.kube', 'config')];
   return [
     ...(opts.configFile === undefined ? [] : [{ what: '--config', path: opts.configFile }]),
     ...(raw.template === undefined ? [] : [{ what: '--template', path: raw.template }]),

@@ -46,7 +46,7 @@ async function gatherOrKeep(opts: RenderCorefileOptions, log: Logger): Promise<(
   const check = async (raw: RawConfig): Promise<void> => {
     const out = raw.out === '-' ? undefined : raw.out;
     if (opts.dnsmasqOut !== undefined && (out === undefined || opts.diff)) throw new ConfigError(DNSMASQ_OUT_NEEDS_FILE);
-    template = await checkLocalOutputs(raw, opts.diff ? undefined : out, opts.dnsmasqOut, inputFiles(opts, raw, opts.cluster?.kubeconfig));
+    template = await checkLocalOutputs(raw, opts.diff ? undefined : out, opts.dnsmasqOut, inputFiles(opts, raw, opts.cluster));
   };
   try {
     const state = await gatherOnce(opts, opts.cluster, log, { check });

@@ -25,7 +25,7 @@ export async function renderDnsmasqCommand(opts: RenderDnsmasqOptions): Promise<
   const out = opts.out;
   const check = async (raw: RawConfig): Promise<void> => {
     checkDnsmasqListen(listenOf(raw).listen ?? DEFAULTS.listen);
-    await checkNotInputs(dnsmasqOutputs(out, '--out'), inputFiles(opts, raw, opts.cluster?.kubeconfig));
+    await checkNotInputs(dnsmasqOutputs(out, '--out'), inputFiles(opts, raw, opts.cluster));
   };
   const state = await gatherOnce(opts, opts.cluster, log, { check, dnsmasqOut: opts.out });
   const { dropIn, hosts } = await writeDnsmasq(opts.out, state.recordSet, state.withheld, '--out');

@@ -137,7 +137,7 @@ async function watch(opts: WatchLbStatusOptions, stop: Stop): Promise<number> {
   opts.onListening?.(health.address);
   // The monitor waits for the API server as long as it takes: after a full cluster shutdown
   // it is the one that must be there when the API comes back, and exiting would only restart it.
-  const ctx = await stop.unlessStopped(prepareCluster(opts, { ...opts.cluster, waitTimeoutMs: FOREVER_MS }, log, { check: async (raw) => void (template = await checkLocalOutputs(raw, requireOut(raw), opts.dnsmasqOut, inputFiles(opts, raw, opts.cluster.kubeconfig))) })).catch(async (err: unknown) => {
+  const ctx = await stop.unlessStopped(prepareCluster(opts, { ...opts.cluster, waitTimeoutMs: FOREVER_MS }, log, { check: async (raw) => void (template = await checkLocalOutputs(raw, requireOut(raw), opts.dnsmasqOut, inputFiles(opts, raw, opts.cluster))) })).catch(async (err: unknown) => {
     await health.close();
     throw err;
   });

@@ -17,7 +17,16 @@ const eta = new Eta({ autoEscape: false, autoTrim: false, useWith: false, cache:
 // eta's RuntimeErr reads the thrown value's message and name: a template throwing null would fail inside it, one throwing a string say "undefined".
 const etaRuntimeErr = eta.RuntimeErr;
 eta.RuntimeErr = (thrown: unknown, str: string, lineNo: number, path: string) =>
-  etaRuntimeErr(typeof (thrown as { message?: unknown } | null)?.message === 'string' ? (thrown as Error) : new Error(String(thrown)), str, lineNo, path);
+  etaRuntimeErr(typeof (thrown as { message?: unknown } | null)?.message === 'string' ? (thrown as Error) : new Error(describeThrown(thrown)), str, lineNo, path);
+
+/** A thrown value that is no Error, as text: String() itself throws for an object without a prototype or with a toString that throws. */
+function describeThrown(thrown: unknown): string {
+  try {
+    return String(thrown);
+  } catch {
+    return Object.prototype.toString.call(thrown);
+  }
+}
 
 /** A thrown message as the error line shows it: a template's own can be of any length. */
 const MAX_THROWN_CHARS = 200;
