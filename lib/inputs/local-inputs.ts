@@ -48,7 +48,7 @@ export async function loadRawConfig(opts: LocalInputOptions, log: Logger): Promi
     throw new ValidationError(fromFlags.join(', '), undefined, `is not served by role ${role}`, `drop it, or choose the role that serves it: ${role} serves ${roleServes(role)}`);
   }
   checkLocalSettings(raw);
-  if (raw.upstreams !== undefined) refuseSelfForward('--upstream', validateUpstreams('--upstream', raw.upstreams), listenOf(raw).listen ?? DEFAULTS.listen, localAddresses());
+  if (raw.upstreams !== undefined) refuseSelfForward('--upstream', raw.upstreams, listenOf(raw).listen ?? DEFAULTS.listen, localAddresses());
   const fromFile = unusedByRole(role, file);
   if (fromFile.length > 0) log.warn('the config file sets what this role does not serve; ignored', { role, settings: fromFile, source: opts.configFile });
   return raw;

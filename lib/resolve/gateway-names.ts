@@ -227,8 +227,7 @@ export class GatewayAnswers {
     }
     let set: readonly GatewayEndpoint[] = claimed;
     if (set.some((e) => e.geo !== undefined)) {
-      const from = set;
-      const wanted = this.geos.flatMap((geo) => from.filter((e) => e.geo?.toLowerCase() === geo));
+      const wanted = this.geos.flatMap((geo) => set.filter((e) => e.geo?.toLowerCase() === geo));
       set = wanted.length > 0 ? wanted.slice(0, 1) : set.filter((e) => e.geo === '*').slice(0, 1);
       if (set.length === 0) {
         const why = this.geoCode === undefined ? `${name} has no default geo (*) and --geo-code is not set` : `${name} has neither ${this.geos.length === 1 ? `geo ${this.geoCode}` : `any of the geos ${this.geoCode.split(',').join(', ')}`} nor a default geo (*)`;
