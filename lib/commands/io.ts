@@ -29,7 +29,7 @@ export function everyLb<T extends CommandInputs>(opts: T): T {
 
 /** The files a command reads, which none of its outputs may be: --config, --template, resolv.conf and the kubeconfig. */
 export function inputFiles(opts: CommandInputs, raw: RawConfig, cluster: { readonly kubeconfig: string | undefined } | undefined): Output[] {
-  // As client-node finds it: the flag, else $KUBECONFIG's files, else ~/.kube/config; none without a cluster to read.
+  // Every file a kubeconfig may come from (the flag, else $KUBECONFIG's files, else ~/.kube/config): more than is read, on the safe side; none without a cluster to read.
   const fromEnv = (process.env.KUBECONFIG ?? '').split(':').filter((p) => p !== '');
   const kubeconfigs = cluster === undefined ? [] : cluster.kubeconfig !== undefined ? [cluster.kubeconfig] : fromEnv.length > 0 ? fromEnv : [join(homedir(), '.kube', 'config')];
   return [

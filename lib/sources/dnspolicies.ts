@@ -7,7 +7,7 @@ import type { GatewayAddress, GatewayView } from './gateways.js';
 import { perObject, sameObjects } from './per-object.js';
 import { sectionNameOf } from './gateways.js';
 import { servedEndpoints, servedWithWarnings } from './served-endpoints.js';
-import { describeObject, identityOf, objectRef, validated, warnIgnored, type ApiObjectMeta, type ObjectIdentity, type Warn } from './untrusted.js';
+import { describeObject, identityOf, objectRef, onObject, validated, warnIgnored, type ApiObjectMeta, type ObjectIdentity, type Warn } from './untrusted.js';
 
 /** `dnspolicies.kuadrant.io` v1 as far as lbdns reads it; every field may be missing. */
 export interface DNSPolicy {
@@ -82,7 +82,7 @@ function exclusionsOf(policy: DNSPolicy, object: string, warn: Warn): ((address:
     const bits = Number(prefix);
     if (ip === null || (mapped !== undefined && ipFamily(ip) !== 4) || !/^[0-9]+$/.test(prefix) || bits > (mapped !== undefined || ipFamily(ip) === 6 ? 128 : 32)) {
       const where = `${object} spec.excludeAddresses[${i}]`;
-      warn(`${where}: ${JSON.stringify(text).slice(0, 80)} is not a CIDR; policy not applied (as Kuadrant: a CIDR that does not parse fails the policy)`, { where, reason: 'is not a CIDR', regarding: regarding(policy.metadata) });
+      warn(`${where}: ${JSON.stringify(text).slice(0, 80)} is not a CIDR; policy not applied (as Kuadrant: a CIDR that does not parse fails the policy)`, { where, reason: 'is not a CIDR' });
       return null;
     }
     if (mapped !== undefined && bits < 96) {
@@ -111,6 +111,10 @@ function policyView(policy: DNSPolicy, warn: Warn): PolicyView | undefined {
   const object = describeObject('dnspolicy', policy.metadata);
   const id = identityOf(policy.metadata, object, warn, 'policy not applied');
   if (id === undefined) return undefined;
+  return viewOfValid(policy, id, object, onObject(warn, regarding(id)));
+}
+
+function viewOfValid(policy: DNSPolicy, id: ObjectIdentity, object: string, warn: Warn): PolicyView | undefined {
   const ref = policy.spec?.targetRef;
   if (ref?.group !== 'gateway.networking.k8s.io' || ref.kind !== 'Gateway' || typeof ref.name !== 'string') {
     warnIgnored(warn, `${object} spec.targetRef`, ref, 'does not target a Gateway', 'policy not applied');
@@ -182,7 +186,7 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     const host = listener.hostname;
     const applies = policy?.applies;
     // Warnings about a listener's names are about its policy: Events go to it.
-    const onPolicy: Warn = (msg, fields) => keep(msg, policy === undefined ? fields : { ...fields, regarding: regarding(policy.id) });
+    const onPolicy = policy === undefined ? keep : onObject(keep, regarding(policy.id));
     if (policy === undefined || applies === undefined || host === undefined || listener.attachedRoutes <= 0) return;
     if (inputs.kuadrantHosts.has(`${policy.id.namespace}/${host}`)) return;
     let shared = perPolicy.get(policy);
@@ -245,7 +249,7 @@ export function dnsPolicyEndpoints(inputs: PolicyInputs, warn: Warn): OwnedEndpo
     if (first !== undefined) {
       // Kuadrant refuses only a strictly newer one; two of one age both write the target's record, the last to reconcile winning: lbdns keeps the first by name.
       const which = first.id.created === policy.id.created ? `dnspolicy ${first.id.namespace}/${first.id.name}, created the same second and first by name,` : `older dnspolicy ${first.id.namespace}/${first.id.name}`;
-      warnIgnored(warn, `dnspolicy ${policy.id.namespace}/${policy.id.name} spec.targetRef`, target, `targets what the ${which} already targets`, 'policy not applied');
+      warnIgnored(onObject(warn, regarding(policy.id)), `dnspolicy ${policy.id.namespace}/${policy.id.name} spec.targetRef`, target, `targets what the ${which} already targets`, 'policy not applied');
       continue;
     }
     claimed.set(target, policy);

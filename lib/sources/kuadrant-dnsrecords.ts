@@ -2,7 +2,7 @@ import type { GatewayRecordType, KuadrantEndpoint, OwnedEndpoints } from '../mod
 import { validateDnsName, validateGeoCode, validateIntInRange, validateWeight } from '../grammar/validate.js';
 import { DEFAULTS, LIMITS } from '../model.js';
 import { servedWithWarnings } from './served-endpoints.js';
-import { describeObject, distinctCapped, elementsOf, endpointFromApi, identityOf, objectRef, objectWarn, validated, warnIgnored, type ApiObjectMeta, type Located, type Warn } from './untrusted.js';
+import { describeObject, distinctCapped, elementsOf, endpointFromApi, identityOf, objectRef, objectWarn, onObject, validated, warnIgnored, type ApiObjectMeta, type Located, type ObjectIdentity, type Warn } from './untrusted.js';
 
 /** The label Kuadrant's dns-operator puts on each DNSRecord it hands to a CoreDNS provider. */
 export const ZONE_LABEL = 'kuadrant.io/coredns-zone-name';
@@ -99,9 +99,7 @@ export function kuadrantRecordEndpoints(records: readonly KuadrantDNSRecord[], z
   const rootHosts = new Set<string>();
   for (const record of records) {
     const one = objectWarn(warn);
-    // Events about a record go to it, in its namespace: its tenant is the one to act.
-    const about = typeof record === 'object' && record !== null ? objectRef('kuadrant.io/v1alpha1', 'DNSRecord', record.metadata) : undefined;
-    const owner = recordOwner(record, zones, about === undefined ? one.warn : (msg, fields) => one.warn(msg, { ...fields, regarding: about }), rootHosts);
+    const owner = recordOwner(record, zones, one.warn, rootHosts);
     one.done();
     if (owner !== undefined) owners.push(owner);
   }
@@ -117,6 +115,11 @@ function recordOwner(record: KuadrantDNSRecord, zones: readonly string[], warn: 
   if (typeof zone !== 'string' || !zones.includes(zone)) return undefined;
   const id = identityOf(record.metadata, object, warn, 'record not served');
   if (id === undefined) return undefined;
+  return validRecordOwner(record, id, object, zone, onObject(warn, objectRef('kuadrant.io/v1alpha1', 'DNSRecord', id)), rootHosts);
+}
+
+/** Events about a record go to it, in its namespace: its tenant is the one to act. */
+function validRecordOwner(record: KuadrantDNSRecord, id: ObjectIdentity, object: string, zone: string, warn: Warn, rootHosts: Set<string>): OwnedEndpoints | undefined {
   const root = record.spec?.rootHost;
   if (typeof root === 'string') rootHosts.add(`${id.namespace}/${root.toLowerCase().replace(/\.$/, '')}`);
   const given = elementsOf(record.spec?.endpoints, `${object} spec.endpoints`, warn).flatMap(({ item, where }) => endpointOf(item, where, warn) ?? []);

@@ -25,6 +25,9 @@ export function objectRef(apiVersion: string, kind: string, metadata: ApiObjectM
   return { apiVersion, kind, namespace, name, ...(typeof uid === 'string' ? { uid } : {}) };
 }
 
+/** A warning about one object, carrying it as the Event's involved object. */
+export const onObject = (warn: Warn, about: Record<string, unknown>): Warn => (msg, fields) => warn(msg, { ...fields, regarding: about });
+
 /** `service openshift-ingress/router-default`, as a warning names an object. */
 export function describeObject(kind: string, metadata: ApiObjectMeta | undefined): string {
   const name = metadata?.name ?? '<unnamed>';
