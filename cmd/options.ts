@@ -145,7 +145,7 @@ export abstract class ClusterCommand extends InputCommand {
   cluster = Option.Boolean('--cluster', false, { description: 'Read the cluster through KUBECONFIG or the pod service account' });
   ingressService = oneValue('--ingress-service', DEFAULT_INGRESS_SERVICE, { description: 'The router Service whose LB status gives the ingress IPs (default openshift-ingress/router-default)' });
   lbConfig = oneValue('--lb-config', { description: 'The LB config ConfigMap (default openshift-infra/openshift-lb-config)' });
-  waitTimeout = oneValue('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m)' });
+  waitTimeout = oneValue('--wait-timeout', '5m', { description: 'How long to wait for the cluster and the LB data the role needs (default 5m; watch-lb-status waits without a limit)' });
   apiPort = oneValue('--api-port', { description: 'On-prem: the port where a move of api-int is checked for a kube-apiserver (default 6443)' });
   apiIntSeed = Option.Array('--api-int-seed', { description: "Where to reach the API server when the kubeconfig names api-int and no Corefile serves it yet (a node's first boot): the internal API LB's IP or host name (repeatable); never served" });
   ignoreDnsType = Option.Boolean('--ignore-dns-type', false, { description: "Serve names even where the Infrastructure's cloudLoadBalancerConfig.dnsType is not ClusterHosted (PlatformDefault, the cloud's DNS, or not set)" });
