@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { updateInfraStatusCommand } from '../lib/commands/update-infra-status.js';
 import type { RawConfig } from '../lib/inputs/config.js';
-import { captured, REFRESH_WAIT_MS, until } from './support/cluster-fixture.js';
+import { captured, REFRESH_WAIT_MS, sleep, until } from './support/cluster-fixture.js';
 import { ApiError, sharedApiServer, type ApiServer } from './support/apiserver.js';
 import { withDnsServer } from './support/dns-server.js';
 import { startKubeApiServer, StatusError, type KubeApiServer, type KubeObject, type KubeStatus, type PolicyRule } from './support/kube-api-server.js';
@@ -703,6 +703,25 @@ test('--watch --dry-run is ready but not in sync while the status lacks the list
     assert.is(await clusterHostedOf(cluster.server), undefined);
   } finally {
     await watching?.stop();
+    await cluster.close();
+  }
+});
+
+test('--watch: a status write the API server refuses (422) waits for the LBs to change, logged as such, not retried on a timer', async () => {
+  const cluster = await startFaultCluster();
+  const status: KubeStatus = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Invalid', code: 422, message: 'Infrastructure.config.openshift.io "cluster" is invalid', details: { causes: [{ field: 'status.platformStatus.aws.cloudLoadBalancerConfig.clusterHosted.ingressLoadBalancerIPs[0]', message: 'Invalid value' }] } };
+  cluster.server.beforeWrite(() => {
+    throw new StatusError(status);
+  });
+  const watching = await startWatch(cluster);
+  try {
+    await until('the refusal logged', () => watching.stderr().includes('the LB IPs cannot be published'), 8000);
+    const patches = (await calls(cluster.server)).filter((r) => r.method === 'PATCH').length;
+    await sleep(3000);
+    assert.is((await calls(cluster.server)).filter((r) => r.method === 'PATCH').length, patches, 'no write until the LBs change');
+    assert.not.match(watching.stderr(), 'publishing the LB IPs failed; retrying');
+  } finally {
+    await watching.stop();
     await cluster.close();
   }
 });

@@ -102,8 +102,8 @@ async function keepPublished(opts: UpdateInfraStatusOptions, owned: readonly LbN
       metrics.infraStatusInSync.set((patched || plan.patch === null) && plan.partial.length === 0 ? 1 : 0);
     } catch (err) {
       metrics.infraStatusInSync.set(0);
-      // A list the status cannot take fails the same way until the LBs change, which recomputes it.
-      if (err instanceof ValidationError) log.error('the LB IPs cannot be published; the status keeps its previous lists until the LBs change', { error: err.message });
+      // A list the status cannot take (over 16, or a field the API server refuses: 422) fails the same way until the LBs change, which recomputes it.
+      if (err instanceof ValidationError || err instanceof ConfigError) log.error('the LB IPs cannot be published; the status keeps its previous lists until the LBs change', { error: err.message });
       else log.error('publishing the LB IPs failed; retrying', { error: (err as Error).message, retryInMs: publishRetry.failed() });
     }
   };
