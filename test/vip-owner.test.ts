@@ -50,6 +50,16 @@ test("the API VIP's holder writes ApiIntServed and Degraded; a transition time m
   assert.equal(verified?.conditions?.find((c) => c.type === 'Degraded')?.lastTransitionTime, later);
 });
 
+test('each condition names the generation of the spec it describes (observedGeneration), so oc wait can tell it from a verdict on the spec before', () => {
+  const plan = planVipOwners({ nodes: NODES }, view({ holdsApiVip: true, generation: 7, apiInt: { served: 'api-int answers the API VIP', pending: undefined } }), NOW, 7);
+  assert.equal(plan?.conditions?.map((c) => [c.type, c.observedGeneration]), [['ApiIntServed', 7], ['Degraded', 7]]);
+});
+
+test('a view of an older spec than the object now holds writes no conditions: they wait for the view of the new spec', () => {
+  const plan = planVipOwners({ nodes: NODES }, view({ holdsApiVip: true, generation: 7, apiInt: { served: 'api-int answers the API VIP', pending: undefined } }), NOW, 8);
+  assert.is(plan?.conditions, undefined);
+});
+
 test('the rollout of api-int is complete when every Node answers the asked address; a node that did not report or answers another is named', () => {
   const asked = '10.0.0.50';
   const rollout = apiIntRollout(asked, ['master-2', 'master-0', 'master-1'], [{ name: 'master-0', apiIntServes: asked }, { name: 'master-1', apiIntServes: SERVES }, { name: 'gone', apiIntServes: SERVES }]);

@@ -64,7 +64,7 @@ function vipOwnerReporter(kc: KubeConfig, nodeName: string, log: Logger, apiInt:
     // Where no node holds the API VIP (the VIP fields name a UserManaged LB), the first Node by name writes the conditions.
     const writesConditions = !holdsApiVip && last.vipOwners?.api === undefined && last.apiIntRollout?.nodes[0]?.name === nodeName;
     const rollout = holdsApiVip || writesConditions ? last.apiIntRollout : undefined;
-    const view: VipView = { nodeName, holdsApiVip, holdsIngressVip: holds(last.spec.lbs.ingress), apiIntServes, ...(writesConditions ? { writesConditions } : {}), ...(served ? { apiInt: served } : {}), ...(rollout ? { rollout } : {}) };
+    const view: VipView = { nodeName, holdsApiVip, holdsIngressVip: holds(last.spec.lbs.ingress), apiIntServes, ...(writesConditions ? { writesConditions } : {}), ...(served ? { apiInt: served } : {}), ...(rollout ? { rollout } : {}), ...(last.switchesGeneration === undefined ? {} : { generation: last.switchesGeneration }) };
     const key = JSON.stringify(view);
     // The object's status as last read, not only what this node wrote, decides: an entry lost
     // since (the object replaced, the list edited) is written again.

@@ -42,6 +42,8 @@ export interface DesiredState {
   readonly apiIntReported?: readonly NodeApiInt[];
   /** On-prem with a HostedNetServices object: the VIP owners its status names, as last read. */
   readonly vipOwners?: VipOwners;
+  /** On-prem with a HostedNetServices object: the generation of the spec this state follows. */
+  readonly switchesGeneration?: number;
 }
 
 export interface MonitorOptions {
@@ -352,7 +354,7 @@ export class Monitor {
     // api-int left to the external DNS (dnsRecordsType External) is answered by no node: there is no rollout to follow.
     const apiIntWithheld = withheld.some((w) => w.name === `api-int.${spec.domain}`);
     const rollout = data?.apiIntReported === undefined || nodeNames.length === 0 || target.length === 0 || apiIntWithheld ? undefined : apiIntRollout(target.join(','), nodeNames, data.apiIntReported);
-    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, held, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }), ...(data?.vipOwners === undefined ? {} : { vipOwners: data.vipOwners }) };
+    this.latest = { spec, recordSet, empty, resolutions: snapshot, complete, unmanaged: data?.unmanaged ?? [], withheld, gateway, notes, totals, held, ...(rollout ? { apiIntRollout: rollout } : {}), ...(data?.apiIntReported === undefined ? {} : { apiIntReported: data.apiIntReported }), ...(data?.vipOwners === undefined ? {} : { vipOwners: data.vipOwners }), ...(data?.switchesGeneration === undefined ? {} : { switchesGeneration: data.switchesGeneration }) };
     this.notifyWaiters();
     if (!complete && this.served === undefined) return;
     if ((await this.opts.sink(this.latest)) === false) return;

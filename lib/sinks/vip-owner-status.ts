@@ -23,6 +23,8 @@ export interface Condition {
   readonly lastTransitionTime: string;
   readonly reason: string;
   readonly message: string;
+  /** The spec's generation the condition describes: `oc wait` can tell a verdict on the spec it just changed from one on the spec before. */
+  readonly observedGeneration?: number;
 }
 
 /** This node's view: which VIPs its interfaces hold, and, from the API VIP's holder, how api-int is served. */
@@ -41,6 +43,8 @@ export interface VipView {
   readonly apiIntServes: string;
   /** Which Nodes answer api-int where it is asked to be, from status.nodes: ApiIntOnAllNodes, written with the other conditions. */
   readonly rollout?: ApiIntRollout;
+  /** The HostedNetServices metadata.generation this view was computed from. */
+  readonly generation?: number;
 }
 
 /** The addresses of this node's interfaces, canonical. */
@@ -52,11 +56,11 @@ export function localAddresses(): Set<string> {
   );
 }
 
-function condition(type: string, status: Condition['status'], reason: string, message: string, previous: readonly Condition[], now: string): Condition {
+function condition(type: string, status: Condition['status'], reason: string, message: string, previous: readonly Condition[], now: string, generation: number | undefined): Condition {
   const before = previous.find((c) => c.type === type);
   // A transition time moves only when the status does, as Kubernetes conditions do.
   const lastTransitionTime = before && before.status === status ? before.lastTransitionTime : now;
-  return { type, status, lastTransitionTime, reason, message };
+  return { type, status, lastTransitionTime, reason, message, ...(generation === undefined ? {} : { observedGeneration: generation }) };
 }
 
 /**
@@ -64,7 +68,7 @@ function condition(type: string, status: Condition['status'], reason: string, me
  * VIP's owner when it holds the VIP and the field names another; it clears the field only if
  * the field still names itself. Pure: the same status and view give the same patch.
  */
-export function planVipOwners(current: VipOwnerStatus, view: VipView, now: string): VipOwnerStatus | undefined {
+export function planVipOwners(current: VipOwnerStatus, view: VipView, now: string, specGeneration?: number): VipOwnerStatus | undefined {
   const patch: { apiServerInternalIpOwner?: string | null; ingressIpOwner?: string | null; nodes?: NodeApiInt[]; conditions?: Condition[] } = {};
   const own = (field: 'apiServerInternalIpOwner' | 'ingressIpOwner', holds: boolean) => {
     if (holds && current[field] !== view.nodeName) patch[field] = view.nodeName;
@@ -78,23 +82,25 @@ export function planVipOwners(current: VipOwnerStatus, view: VipView, now: strin
   if (nodes.find((n) => n.name === view.nodeName)?.apiIntServes !== view.apiIntServes) {
     patch.nodes = [...nodes.filter((n) => n.name !== view.nodeName), { name: view.nodeName, apiIntServes: view.apiIntServes }].sort((a, b) => (a.name < b.name ? -1 : 1));
   }
-  if ((view.holdsApiVip || view.writesConditions === true) && view.apiInt) {
+  // A view of an older spec than the object now holds says nothing of the new one: its conditions wait for the view that follows it.
+  const ofThisSpec = view.generation === undefined || specGeneration === undefined || specGeneration <= view.generation;
+  if ((view.holdsApiVip || view.writesConditions === true) && view.apiInt && ofThisSpec) {
     const previous = current.conditions ?? [];
     const { served, pending } = view.apiInt;
     const conditions = [
-      condition('ApiIntServed', 'True', pending === undefined ? 'AsAsked' : 'MovePending', served, previous, now),
-      condition('Degraded', pending === undefined ? 'False' : 'True', pending === undefined ? 'AsExpected' : 'ApiIntMoveNotVerified', pending ?? 'api-int is served where it was asked to be', previous, now),
-      ...(view.rollout === undefined ? [] : [condition('ApiIntOnAllNodes', view.rollout.complete ? 'True' : 'False', view.rollout.complete ? 'AllNodes' : 'NodesPending', view.rollout.summary, previous, now)]),
+      condition('ApiIntServed', 'True', pending === undefined ? 'AsAsked' : 'MovePending', served, previous, now, view.generation),
+      condition('Degraded', pending === undefined ? 'False' : 'True', pending === undefined ? 'AsExpected' : 'ApiIntMoveNotVerified', pending ?? 'api-int is served where it was asked to be', previous, now, view.generation),
+      ...(view.rollout === undefined ? [] : [condition('ApiIntOnAllNodes', view.rollout.complete ? 'True' : 'False', view.rollout.complete ? 'AllNodes' : 'NodesPending', view.rollout.summary, previous, now, view.generation)]),
     ];
     // lbdns alone writes this object's conditions: one it no longer computes (ApiIntOnAllNodes with api-int withheld) is removed.
-    const same = conditions.length === previous.length && conditions.every((c) => previous.some((p) => p.type === c.type && p.status === c.status && p.reason === c.reason && p.message === c.message));
+    const same = conditions.length === previous.length && conditions.every((c) => previous.some((p) => p.type === c.type && p.status === c.status && p.reason === c.reason && p.message === c.message && p.observedGeneration === c.observedGeneration));
     if (!same) patch.conditions = conditions;
   }
   return Object.keys(patch).length === 0 ? undefined : patch;
 }
 
 interface HostedNetServicesObject {
-  readonly metadata?: { readonly resourceVersion?: string };
+  readonly metadata?: { readonly resourceVersion?: string; readonly generation?: number };
   readonly status?: VipOwnerStatus;
 }
 
@@ -114,7 +120,7 @@ export async function publishVipOwners(kc: KubeConfig, view: VipView, attempts =
     });
     const object = list.items[0] as HostedNetServicesObject | undefined;
     if (object === undefined) return 'no-object';
-    const patch = planVipOwners(object.status ?? {}, view, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    const patch = planVipOwners(object.status ?? {}, view, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), object.metadata?.generation);
     if (patch === undefined) return 'unchanged';
     try {
       await sendJson(kc, 'PATCH', `${HOSTED_NET_SERVICES.path}/${HOSTED_NET_SERVICES.name}/status?fieldManager=${FIELD_MANAGER}`, { metadata: { resourceVersion: object.metadata?.resourceVersion }, status: patch }, 'application/merge-patch+json');

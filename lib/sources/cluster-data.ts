@@ -26,6 +26,8 @@ export interface SourceContribution {
   readonly apiIntReported?: readonly NodeApiInt[];
   /** The VIP owners the HostedNetServices status names; absent without the object. */
   readonly vipOwners?: VipOwners;
+  /** The HostedNetServices object's metadata.generation: which spec the api-int state describes. */
+  readonly switchesGeneration?: number;
   /** Gateway DNS: the endpoints each Kuadrant DNSRecord or DNSPolicy asks for, not yet confined. */
   readonly gatewayOwners?: readonly OwnedEndpoints[];
 }
@@ -49,6 +51,8 @@ export interface ClusterData {
   readonly apiIntReported?: readonly NodeApiInt[];
   /** See SourceContribution.vipOwners. */
   readonly vipOwners?: VipOwners;
+  /** See SourceContribution.switchesGeneration. */
+  readonly switchesGeneration?: number;
   readonly gatewayOwners?: readonly OwnedEndpoints[];
 }
 
@@ -88,6 +92,7 @@ export function mergeContributions(contributions: readonly SourceContribution[])
     ...Object.fromEntries(contributions.filter((c) => c.apiIntAddress !== undefined).slice(0, 1).map((c) => ['apiIntAddress', c.apiIntAddress])),
     ...Object.fromEntries(contributions.filter((c) => c.apiIntReported !== undefined).slice(0, 1).map((c) => ['apiIntReported', c.apiIntReported])),
     ...Object.fromEntries(contributions.filter((c) => c.vipOwners !== undefined).slice(0, 1).map((c) => ['vipOwners', c.vipOwners])),
+    ...Object.fromEntries(contributions.filter((c) => c.switchesGeneration !== undefined).slice(0, 1).map((c) => ['switchesGeneration', c.switchesGeneration])),
     gatewayOwners: contributions.flatMap((c) => c.gatewayOwners ?? []),
   };
 }

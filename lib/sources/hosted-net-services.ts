@@ -108,5 +108,6 @@ export function switchesContribution(obj: HostedNetServices | undefined, warn: W
   if (apps !== undefined) withheld.ingress = apps;
   const raw = obj.spec?.dns?.apiintIpAddress;
   const apiIntAddress = raw === undefined || raw === null || raw === '' ? undefined : ipFromApi(raw, `${describeObject('hostednetservices', obj.metadata)} spec.dns.apiintIpAddress`, warn);
-  return { withheld, apiIntReported: reportedNodes(obj), vipOwners: ownersOf(obj), ...(apiIntAddress === undefined ? {} : { apiIntAddress }) };
+  const generation = obj.metadata?.generation;
+  return { withheld, apiIntReported: reportedNodes(obj), vipOwners: ownersOf(obj), ...(apiIntAddress === undefined ? {} : { apiIntAddress }), ...(typeof generation === 'number' ? { switchesGeneration: generation } : {}) };
 }
