@@ -149,6 +149,15 @@ export interface GatewayEndpoint {
 }
 
 /** The endpoints one API object asks for, with what decides who wins a name. */
+/** An Event's involved object. */
+export interface InvolvedObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly uid?: string;
+}
+
 export interface OwnedEndpoints {
   /** `dnspolicy/NS/NAME gateway/NS/NAME`, `dnsrecord.kuadrant.io/NS/NAME`: for logs and `display`. */
   readonly source: string;
@@ -158,8 +167,8 @@ export interface OwnedEndpoints {
   /** The configured zone its names must lie in. */
   readonly zone: string;
   readonly endpoints: readonly GatewayEndpoint[];
-  /** metadata.uid of the object `source` names first (the DNSPolicy, the DNSRecord): a refusal's Event is about it. */
-  readonly uid?: string;
+  /** The object `source` names first (the DNSPolicy, the Kuadrant DNSRecord): an Event about its names is about it. */
+  readonly regarding?: InvolvedObject;
   /**
    * For a DNSPolicy's: its listener's host, and the builder that makes the endpoints Kuadrant's
    * builder makes for it, when asked (`display`); one builder for a policy's listeners.

@@ -12,7 +12,7 @@ import { readClusterIdentity, type ClusterIdentity } from '../sources/cluster-id
 import { loadRawConfig, specFromRaw } from '../inputs/local-inputs.js';
 import type { Logger } from '../runtime/log.js';
 import type { Metrics } from '../runtime/metrics.js';
-import { EVENT_REASONS, NO_EVENTS, refusalRegarding, type EventSink, type InvolvedObject } from '../runtime/events.js';
+import { EVENT_REASONS, NO_EVENTS, type EventSink, type InvolvedObject } from '../runtime/events.js';
 import { LB_NAMES, ROLE_TRAITS, type ClusterSpec, type Endpoint, type LbName, type RecordSet, type Role } from '../model.js';
 import { Monitor, type MonitorOptions } from '../runtime/monitor.js';
 import { ApiIntGate } from '../runtime/api-int-gate.js';
@@ -362,8 +362,7 @@ export async function startPipeline(ctx: ClusterContext, opts: PipelineOptions):
   };
   const onRefused = (r: Refusal): void => {
     metrics?.namesRefused.inc({ source: sourceKind(r.source), reason: r.reason });
-    const regarding = refusalRegarding(r);
-    events.emit({ type: 'Warning', reason: EVENT_REASONS.nameRefused, message: `${r.source}: ${r.name} ${r.detail}; not served (${r.reason})`, ...(regarding ? { regarding } : {}) });
+    events.emit({ type: 'Warning', reason: EVENT_REASONS.nameRefused, message: `${r.source}: ${r.name} ${r.detail}; not served (${r.reason})`, ...(r.regarding ? { regarding: r.regarding } : {}) });
   };
   const apiInt = ctx.identity.onPrem !== undefined ? await apiIntGate(ctx, log, schedule, metrics) : undefined;
   const out = ctx.raw.out;

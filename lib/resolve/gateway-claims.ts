@@ -1,4 +1,4 @@
-import type { GatewayEndpoint, OwnedEndpoints } from '../model.js';
+import type { GatewayEndpoint, InvolvedObject, OwnedEndpoints } from '../model.js';
 import { MultiMap } from './multi-map.js';
 import { bodyOf, type NameGuard } from './name-guard.js';
 
@@ -14,8 +14,8 @@ export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 export interface Refusal {
   readonly name: string;
   readonly source: string;
-  /** See OwnedEndpoints.uid. */
-  readonly uid?: string;
+  /** See OwnedEndpoints.regarding. */
+  readonly regarding?: InvolvedObject;
   readonly reason: RefusalReason;
   readonly detail: string;
 }
@@ -34,7 +34,7 @@ const family = (e: GatewayEndpoint): string => (e.recordType === 'CNAME' ? 'CNAM
 
 const NONE: readonly GatewayEndpoint[] = [];
 /** Who a refusal is about. */
-export const by = (owner: OwnedEndpoints): Pick<Refusal, 'source' | 'uid'> => (owner.uid === undefined ? { source: owner.source } : { source: owner.source, uid: owner.uid });
+export const by = (owner: OwnedEndpoints): Pick<Refusal, 'source' | 'regarding'> => (owner.regarding === undefined ? { source: owner.source } : { source: owner.source, regarding: owner.regarding });
 
 /**
  * Owners' endpoints by name, indexed once per owner in one update: one object may ask for

@@ -1,4 +1,4 @@
-import { LIMITS, SERVED_BEFORE, type NameRecord, type Resolution, type WeightBlock } from '../model.js';
+import { LIMITS, SERVED_BEFORE, type InvolvedObject, type NameRecord, type Resolution, type WeightBlock } from '../model.js';
 import { coreDnsWeights, GatewayAnswers, type AcceptedGatewayNames, type GatewayAnswer, type Refusal } from './gateway-names.js';
 import { KeptOrder } from './kept-order.js';
 import { countByKind, type ServedTotals } from './source-kind.js';
@@ -23,7 +23,7 @@ export interface GatewayRecords {
 type Entry =
   | { readonly kind: 'answered'; readonly record: NameRecord; readonly served: { readonly name: string; readonly source: string }; readonly weightBlock: WeightBlock | undefined }
   /** `lasting`: the problem is the records' own (a loop, no geo, a target not served), not an address not resolved yet: nothing is held for it. */
-  | { readonly kind: 'unanswered'; readonly source: string; readonly uid: string | undefined; readonly count: number; readonly problem: string; readonly lasting: boolean };
+  | { readonly kind: 'unanswered'; readonly source: string; readonly regarding: InvolvedObject | undefined; readonly count: number; readonly problem: string; readonly lasting: boolean };
 
 function made(name: string, source: string, answer: GatewayAnswer): Entry & { kind: 'answered' } {
   const chained = answer.chain.length > 0;
@@ -95,7 +95,7 @@ export class GatewayRecordBook {
       const count = answer.v4.length + answer.v6.length;
       const problem = count > LIMITS.maxIpsPerName ? `has ${count} addresses, more than the limit of ${LIMITS.maxIpsPerName}` : count === 0 ? (answer.why ?? 'has no address yet') : undefined;
       if (problem !== undefined) {
-        this.entries.set(name, { kind: 'unanswered', source, uid: (claims[0] as (typeof claims)[number]).owner.uid, count, problem, lasting: answer.why !== undefined });
+        this.entries.set(name, { kind: 'unanswered', source, regarding: (claims[0] as (typeof claims)[number]).owner.regarding, count, problem, lasting: answer.why !== undefined });
         this.problems.add(name);
         continue;
       }
@@ -116,7 +116,7 @@ export class GatewayRecordBook {
       const kept = before?.source === entry.source || before?.source === SERVED_BEFORE ? before : undefined;
       if (kept !== undefined) held.push({ name, reason: entry.problem });
       else if (entry.count === 0) empty.push({ name, reason: entry.problem });
-      else overLimit.push({ name, source: entry.source, ...(entry.uid === undefined ? {} : { uid: entry.uid }), reason: 'over-limit', detail: entry.problem });
+      else overLimit.push({ name, source: entry.source, ...(entry.regarding === undefined ? {} : { regarding: entry.regarding }), reason: 'over-limit', detail: entry.problem });
       orderChanges.set(name, kept === undefined || kept.source === entry.source ? kept : { ...kept, source: entry.source });
     }
     for (const [name, record] of orderChanges) this.addresses += addressCount(record) - addressCount(this.order.get(name));

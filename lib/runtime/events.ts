@@ -8,7 +8,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { httpStatusOf, kubeErrorFrom } from '../kube/api-error.js';
 import { sendJson } from '../kube/send-json.js';
-import type { Refusal } from '../resolve/gateway-claims.js';
+import type { InvolvedObject } from '../model.js';
 import type { Logger } from './log.js';
 
 /** One reason per thing an admin acts on; docs/operations.md ("Events") lists what to do for each. */
@@ -26,28 +26,7 @@ export const EVENT_REASONS = {
 } as const;
 
 export type EventReason = (typeof EVENT_REASONS)[keyof typeof EVENT_REASONS];
-
-export interface InvolvedObject {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly namespace?: string;
-  readonly name: string;
-  readonly uid?: string;
-}
-
-/** Kinds a Gateway name's source starts with (`dnspolicy/NS/NAME:gateway/…`, `dnsrecord.kuadrant.io/NS/NAME`). */
-const OWNER_KINDS: Readonly<Record<string, { readonly apiVersion: string; readonly kind: string }>> = {
-  dnspolicy: { apiVersion: 'kuadrant.io/v1', kind: 'DNSPolicy' },
-  'dnsrecord.kuadrant.io': { apiVersion: 'kuadrant.io/v1alpha1', kind: 'DNSRecord' },
-};
-
-/** The tenant's object a refused Gateway name is about: the first one its source names. */
-export function refusalRegarding(refusal: Refusal): InvolvedObject | undefined {
-  const [, kind, namespace, name] = /^([a-z.]+)\/([a-z0-9.-]+)\/([a-z0-9.-]+)/.exec(refusal.source) ?? [];
-  const type = kind === undefined ? undefined : OWNER_KINDS[kind];
-  if (type === undefined || namespace === undefined || name === undefined) return undefined;
-  return { ...type, namespace, name, ...(refusal.uid === undefined ? {} : { uid: refusal.uid }) };
-}
+export type { InvolvedObject };
 
 export interface ClusterEvent {
   readonly type: 'Normal' | 'Warning';

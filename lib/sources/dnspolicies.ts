@@ -1,6 +1,6 @@
 import { BlockList } from 'node:net';
 import { canonicalIp, ipFamily } from '../grammar/ip.js';
-import type { BuiltEndpoint, GatewayTtls, OwnedEndpoints } from '../model.js';
+import type { BuiltEndpoint, GatewayTtls, InvolvedObject, OwnedEndpoints } from '../model.js';
 import { validateGeoCode, validateWeight, withinDnsLimits } from '../grammar/validate.js';
 import { buildEndpoints, ClusterIdUnknown, type BuildTarget, type LoadBalancing } from './gateway-endpoints.js';
 import type { GatewayAddress, GatewayView } from './gateways.js';
@@ -33,7 +33,7 @@ interface PolicyView {
 }
 
 /** The DNSPolicy as an Event's involved object: a policy that cannot apply is the tenant's to fix. */
-const regarding = (metadata: ApiObjectMeta | undefined): Record<string, unknown> => objectRef('kuadrant.io/v1', 'DNSPolicy', metadata);
+const regarding = (id: ObjectIdentity): InvolvedObject => objectRef('kuadrant.io/v1', 'DNSPolicy', id);
 
 function loadBalancingOf(policy: DNSPolicy, object: string, warn: Warn): LoadBalancing | undefined | null {
   const lb = policy.spec?.loadBalancing;
@@ -179,14 +179,12 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     warn(msg, fields);
   };
   // Per policy, not per listener: the listeners' endpoints share one target, and `display`'s builder with it.
-  const perPolicy = new Map<PolicyView, { target: BuildTarget; again: (host: string) => BuiltEndpoint[] }>();
+  const perPolicy = new Map<PolicyView, { target: BuildTarget; again: (host: string) => BuiltEndpoint[]; about: InvolvedObject }>();
   gateway.listeners.forEach((listener, i) => {
     const policy = inputs.policies[i];
     // As Kuadrant: one DNSRecord per listener with a host name and attached routes, for that host name.
     const host = listener.hostname;
     const applies = policy?.applies;
-    // Warnings about a listener's names are about its policy: Events go to it.
-    const onPolicy = policy === undefined ? keep : onObject(keep, regarding(policy.id));
     if (policy === undefined || applies === undefined || host === undefined || listener.attachedRoutes <= 0) return;
     if (inputs.kuadrantHosts.has(`${policy.id.namespace}/${host}`)) return;
     let shared = perPolicy.get(policy);
@@ -200,9 +198,11 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
         const { notes } = servedEndpoints(built);
         return built.map((endpoint, n) => ({ endpoint, source: `dnspolicy/${policy.id.namespace}/${policy.id.name}`, ...(notes[n] === undefined ? {} : { served: notes[n] }) }));
       };
-      perPolicy.set(policy, (shared = { target, again }));
+      perPolicy.set(policy, (shared = { target, again, about: regarding(policy.id) }));
     }
-    const { target, again } = shared;
+    const { target, again, about } = shared;
+    // Warnings about a listener's names are about its policy: Events go to it.
+    const onPolicy = onObject(keep, about);
     // Joined, not a template: one flat string per listener, not a chain of eight concatenations.
     const source = ['dnspolicy/', policy.id.namespace, '/', policy.id.name, ':gateway/', gateway.id.name, '/', listener.name].join('');
     let kuadrant;
@@ -225,7 +225,7 @@ function gatewayEndpoints(gateway: GatewayView, inputs: EndpointInputs, warn: Wa
     if (endpoints.length === 0) return;
     // The claim exists since both objects do: an old policy does not make a new Gateway's hosts old.
     const created = policy.id.created > gateway.id.created ? policy.id.created : gateway.id.created;
-    owners.push({ source, namespace: policy.id.namespace, created, zone: zoneOf(host, inputs.zones), endpoints, built: { host, again }, ...(policy.id.uid === undefined ? {} : { uid: policy.id.uid }) });
+    owners.push({ source, namespace: policy.id.namespace, created, zone: zoneOf(host, inputs.zones), endpoints, built: { host, again }, regarding: about });
   });
   built.set(gateway, { inputs, owners, warnings });
   return owners;

@@ -1,4 +1,4 @@
-import type { GatewayRecordType, KuadrantEndpoint, OwnedEndpoints } from '../model.js';
+import type { GatewayRecordType, InvolvedObject, KuadrantEndpoint, OwnedEndpoints } from '../model.js';
 import { validateDnsName, validateGeoCode, validateIntInRange, validateWeight } from '../grammar/validate.js';
 import { DEFAULTS, LIMITS } from '../model.js';
 import { servedWithWarnings } from './served-endpoints.js';
@@ -115,15 +115,16 @@ function recordOwner(record: KuadrantDNSRecord, zones: readonly string[], warn: 
   if (typeof zone !== 'string' || !zones.includes(zone)) return undefined;
   const id = identityOf(record.metadata, object, warn, 'record not served');
   if (id === undefined) return undefined;
-  return validRecordOwner(record, id, object, zone, onObject(warn, objectRef('kuadrant.io/v1alpha1', 'DNSRecord', id)), rootHosts);
+  const about = objectRef('kuadrant.io/v1alpha1', 'DNSRecord', id);
+  return validRecordOwner(record, id, object, zone, about, onObject(warn, about), rootHosts);
 }
 
 /** Events about a record go to it, in its namespace: its tenant is the one to act. */
-function validRecordOwner(record: KuadrantDNSRecord, id: ObjectIdentity, object: string, zone: string, warn: Warn, rootHosts: Set<string>): OwnedEndpoints | undefined {
+function validRecordOwner(record: KuadrantDNSRecord, id: ObjectIdentity, object: string, zone: string, about: InvolvedObject, warn: Warn, rootHosts: Set<string>): OwnedEndpoints | undefined {
   const root = record.spec?.rootHost;
   if (typeof root === 'string') rootHosts.add(`${id.namespace}/${root.toLowerCase().replace(/\.$/, '')}`);
   const given = elementsOf(record.spec?.endpoints, `${object} spec.endpoints`, warn).flatMap(({ item, where }) => endpointOf(item, where, warn) ?? []);
   const endpoints = servedWithWarnings(given, object, warn);
   if (endpoints.length === 0) return undefined;
-  return { source: `dnsrecord.kuadrant.io/${id.namespace}/${id.name}`, namespace: id.namespace, created: id.created, zone, endpoints, ...(id.uid === undefined ? {} : { uid: id.uid }) };
+  return { source: `dnsrecord.kuadrant.io/${id.namespace}/${id.name}`, namespace: id.namespace, created: id.created, zone, endpoints, regarding: about };
 }

@@ -1,5 +1,5 @@
 import { ECHO_LIMIT, quote, ValidationError } from '../errors.js';
-import { LIMITS, type Endpoint } from '../model.js';
+import { LIMITS, type Endpoint, type InvolvedObject } from '../model.js';
 import { parseEndpoint, validateIp } from '../grammar/validate.js';
 
 /*
@@ -19,14 +19,13 @@ export interface ApiObjectMeta {
   readonly deletionTimestamp?: string | Date | null;
 }
 
-/** An object as an Event's involved object (`regarding` in a warning's fields): its tenant is the one to act. */
-export function objectRef(apiVersion: string, kind: string, metadata: ApiObjectMeta | undefined): Record<string, unknown> {
-  const { namespace, name, uid } = metadata ?? {};
-  return { apiVersion, kind, namespace, name, ...(typeof uid === 'string' ? { uid } : {}) };
+/** A validated object as an Event's involved object (`regarding` in a warning's fields): its tenant is the one to act. */
+export function objectRef(apiVersion: string, kind: string, id: ObjectIdentity): InvolvedObject {
+  return { apiVersion, kind, namespace: id.namespace, name: id.name, ...(id.uid === undefined ? {} : { uid: id.uid }) };
 }
 
 /** A warning about one object, carrying it as the Event's involved object. */
-export const onObject = (warn: Warn, about: Record<string, unknown>): Warn => (msg, fields) => warn(msg, { ...fields, regarding: about });
+export const onObject = (warn: Warn, about: InvolvedObject): Warn => (msg, fields) => warn(msg, { ...fields, regarding: about });
 
 /** `service openshift-ingress/router-default`, as a warning names an object. */
 export function describeObject(kind: string, metadata: ApiObjectMeta | undefined): string {
