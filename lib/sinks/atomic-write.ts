@@ -156,6 +156,15 @@ export interface Output {
   readonly path: string;
 }
 
+/** Where a write to `path` lands, and the file there when one is (device and inode): one file reached two ways is one identity. */
+async function fileIdentity(path: string): Promise<{ readonly key: string; readonly id: string | undefined }> {
+  const key = await whereWritten(path);
+  const info = await stat(key).catch(() => null);
+  return { key, id: info === null ? undefined : `${info.dev}:${info.ino}` };
+}
+
+const sameFile = (a: { readonly key: string; readonly id: string | undefined }, b: { readonly key: string; readonly id: string | undefined }): boolean => a.key === b.key || (a.id !== undefined && a.id === b.id);
+
 /**
  * Refuses two outputs that are one path, or one existing file reached two ways: the second
  * write would replace the first (a Corefile over the zone file it names, which CoreDNS then refuses).
@@ -163,14 +172,12 @@ export interface Output {
 export async function checkDistinctOutputs(outputs: readonly Output[]): Promise<void> {
   const seen: { readonly output: Output; readonly key: string; readonly id: string | undefined }[] = [];
   for (const output of outputs) {
-    const key = await whereWritten(output.path);
-    const info = await stat(key).catch(() => null);
-    const id = info === null ? undefined : `${info.dev}:${info.ino}`;
-    const same = seen.find((s) => s.key === key || (id !== undefined && s.id === id));
+    const identity = await fileIdentity(output.path);
+    const same = seen.find((s) => sameFile(s, identity));
     if (same !== undefined) {
       throw new ConfigError(`${output.what} ${quote(output.path)} is the same file as ${same.output.what} ${quote(same.output.path)}; nothing was written. Give each output a path of its own`);
     }
-    seen.push({ output, key, id });
+    seen.push({ output, ...identity });
   }
 }
 
@@ -179,15 +186,10 @@ export async function checkDistinctOutputs(outputs: readonly Output[]): Promise<
  * kubeconfig…): the write would replace the input with a Corefile and still exit 0.
  */
 export async function checkNotInputs(outputs: readonly Output[], inputs: readonly Output[]): Promise<void> {
-  const where = async (path: string) => {
-    const key = await whereWritten(path);
-    const info = await stat(key).catch(() => null);
-    return { key, id: info === null ? undefined : `${info.dev}:${info.ino}` };
-  };
-  const read = await Promise.all(inputs.map(async (input) => ({ input, ...(await where(input.path)) })));
+  const read = await Promise.all(inputs.map(async (input) => ({ input, ...(await fileIdentity(input.path)) })));
   for (const output of outputs) {
-    const { key, id } = await where(output.path);
-    const same = read.find((r) => r.key === key || (id !== undefined && r.id === id));
+    const identity = await fileIdentity(output.path);
+    const same = read.find((r) => sameFile(r, identity));
     if (same !== undefined) {
       throw new ConfigError(`${output.what} ${quote(output.path)} is the same file as ${same.input.what} ${quote(same.input.path)}, which lbdns reads; nothing was written. Give the output a path of its own`);
     }
